@@ -1,0 +1,30 @@
+// Compiler-neutral macros. Everything here compiles with a plain host compiler (g++), where the
+// device qualifiers collapse to `inline`; vendor runtime headers are included only by platform/.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MXI_HOST_DEVICE __host__ __device__ __forceinline__
+#define MXI_DEVICE __device__ __forceinline__
+#define MXI_GPU_COMPILER 1
+#else
+#define MXI_HOST_DEVICE inline
+#define MXI_DEVICE inline
+#define MXI_GPU_COMPILER 0
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+namespace mxi {
+
+/// Reinterprets the bits of a trivially copyable value (C++17 has no std::bit_cast); the copy
+/// compiles to a register move on every target.
+template <class To, class From>
+MXI_HOST_DEVICE To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast needs equal sizes");
+  To to;
+  memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+}  // namespace mxi

@@ -1,0 +1,80 @@
+// Byte addressing inside one page of the paged MXFP4 K cache. Each layout is a policy with the
+// same static interface, so kernels take it as a template parameter; `cache_layout` names them at
+// run time. 64-bit offsets throughout: a cache may exceed 4 GiB. docs/cache-layout.md draws both.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/config.hpp"
+#include "mxi/format/mxfp4.hpp"
+
+namespace mxi {
+
+/// How a page orders its bytes.
+enum class cache_layout : uint8_t {
+  linear,  ///< [BS tokens][D/2 values] then [BS tokens][D/32 scales] (vLLM, DeepGEMM)
+  mfma16,  ///< per group of 16 tokens: [D/32 chunks][16 tokens][16 B] then [16 tokens][D/32]
+};
+
+namespace layout {
+
+/// Shape of one page: tokens, head dim, and the bytes its data needs (the stride may be larger).
+struct page_shape {
+  int block_size;  ///< tokens a page, BS
+  int head_dim;    ///< D, a multiple of 32
+
+  MXI_HOST_DEVICE constexpr int chunks() const { return head_dim / format::block_elems; }
+  MXI_HOST_DEVICE constexpr int value_bytes_per_token() const { return head_dim / 2; }
+  MXI_HOST_DEVICE constexpr int bytes_per_token() const { return head_dim / 2 + chunks(); }
+  MXI_HOST_DEVICE constexpr int64_t data_bytes() const {
+    return static_cast<int64_t>(block_size) * bytes_per_token();
+  }
+};
+
+/// vLLM/DeepGEMM order: all packed values token-major, then all scales token-major.
+struct linear {
+  static constexpr cache_layout kind = cache_layout::linear;
+
+  /// Offset in the page of the 16 packed bytes of `chunk` (elements 32*chunk ..) of `token`.
+  MXI_HOST_DEVICE static int64_t value_offset(page_shape s, int token, int chunk) {
+    return static_cast<int64_t>(token) * s.value_bytes_per_token() + chunk * format::block_bytes;
+  }
+  /// Offset in the page of the scale byte of `chunk` of `token`.
+  MXI_HOST_DEVICE static int64_t scale_offset(page_shape s, int token, int chunk) {
+    return static_cast<int64_t>(s.block_size) * s.value_bytes_per_token() +
+           static_cast<int64_t>(token) * s.chunks() + chunk;
+  }
+};
+
+/// The gfx950 scaled-MFMA order: in each group of 16 tokens, lane l of a wave64 reads token l%16,
+/// chunk l/16 as one 16-byte load, and the 64 lanes cover one contiguous 1 KiB (D = 128).
+struct mfma16 {
+  static constexpr cache_layout kind = cache_layout::mfma16;
+  static constexpr int group_tokens = 16;
+
+  MXI_HOST_DEVICE static int64_t group_offset(page_shape s, int token) {
+    return static_cast<int64_t>(token / group_tokens) * group_tokens * s.bytes_per_token();
+  }
+  MXI_HOST_DEVICE static int64_t value_offset(page_shape s, int token, int chunk) {
+    return group_offset(s, token) +
+           (static_cast<int64_t>(chunk) * group_tokens + token % group_tokens) * format::block_bytes;
+  }
+  MXI_HOST_DEVICE static int64_t scale_offset(page_shape s, int token, int chunk) {
+    return group_offset(s, token) + static_cast<int64_t>(group_tokens) * s.value_bytes_per_token() +
+           (token % group_tokens) * s.chunks() + chunk;
+  }
+};
+
+/// Calls `f(Layout{})` with the policy named by `kind`: the one place a run-time layout becomes a
+/// compile-time one.
+template <class F>
+MXI_HOST_DEVICE decltype(auto) dispatch(cache_layout kind, F&& f) {
+  if (kind == cache_layout::mfma16) return f(mfma16{});
+  return f(linear{});
+}
+
+/// Byte offset of a page in the cache.
+MXI_HOST_DEVICE int64_t page_offset(int64_t page, int64_t page_stride) { return page * page_stride; }
+
+}  // namespace layout
+}  // namespace mxi
