@@ -1,0 +1,247 @@
+// gfx950 (CDNA4, MI355X) logits tile: one v_mfma_scale_f32_16x16x128_f8f6f4 with E2M1 on both
+// sides gives 16 query heads x 16 key tokens over D = 128, the E8M0 block scales applied inside
+// the instruction. `row_scorer` is the arch/select.hpp scorer interface over a staged key_tile;
+// key_values/key_scale feed the same instruction straight from a page (in mfma16 a wave's loads
+// are one contiguous KiB, so no staging is needed). The operand builders are host/device
+// functions: the host test (tests/test_mfma_emulation.cpp) feeds these very registers to a CPU
+// model of the instruction.
+//
+// Instruction facts relied on (AMD CDNA4 ISA, LLVM AMDGPU; checked against AMD's own MXFP4 test
+// of the builtin in aiter's opus, and by compiling this file for gfx950 and reading the assembly):
+// - wave64. A and B are 8 VGPRs a lane; with E2M1 (cbsz = blgp = 4) only the low 4 are read:
+//   lane l holds row l%16 (A: an M row, B: an N column) and K elements 32*(l/16) .. +31, element
+//   2i in the low nibble of byte i. So one lane's source is one MXFP4 block: one 16-byte load.
+// - Each scale operand is one VGPR a lane; the builtin's opsel (0..3, op_sel_hi:op_sel in the
+//   assembly) picks a byte of it, and that E8M0 byte scales the 32 elements the lane holds. Four
+//   head tiles therefore share one scale register.
+// - The accumulator is 4 floats a lane: element i of lane l is C[4*(l/16) + i][l%16].
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/config.hpp"
+#include "mxi/format/mxfp4.hpp"
+#include "mxi/layout/cache_layout.hpp"
+#if MXI_GPU_COMPILER
+#include "mxi/platform/intrinsics.hpp"
+#endif
+
+// The scaled MFMA exists only when compiling device code for gfx950; other device passes
+// (gfx942) compile a trap and the host never selects this tile for them.
+#if defined(__HIP_DEVICE_COMPILE__) && defined(__gfx950__)
+#define MXI_ARCH_GFX950 1
+#else
+#define MXI_ARCH_GFX950 0
+#endif
+
+namespace mxi::arch::gfx950 {
+
+/// arch/select.hpp's meaning: false only in a device pass that cannot issue the instruction.
+#if defined(__HIP_DEVICE_COMPILE__) && !defined(__gfx950__)
+inline constexpr bool compiled_here = false;
+#else
+inline constexpr bool compiled_here = true;
+#endif
+inline constexpr int wave_size = 64;
+inline constexpr int tile_heads = 16;   ///< M
+inline constexpr int tile_tokens = 16;  ///< N
+inline constexpr int tile_dim = 128;    ///< K: the whole head dim in one instruction
+inline constexpr int acc_size = 4;      ///< accumulator floats a lane
+inline constexpr int e2m1_format = 4;   ///< cbsz / blgp code of E2M1
+
+/// The A row / B column a lane feeds, and which 32-element block of K.
+MXI_HOST_DEVICE constexpr int lane_row(int lane) { return lane % 16; }
+MXI_HOST_DEVICE constexpr int lane_chunk(int lane) { return lane / 16; }
+/// Accumulator element i of `lane` is C[acc_row(lane, i)][acc_col(lane)].
+MXI_HOST_DEVICE constexpr int acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
+MXI_HOST_DEVICE constexpr int acc_col(int lane) { return lane % 16; }
+
+/// One lane's E2M1 source: the four VGPRs the instruction reads (one MXFP4 block, 32 codes).
+struct fp4x32 {
+  uint32_t dwords[4];
+};
+
+namespace detail {
+/// Callers guarantee 16-byte alignment (pages and Q rows are 16-byte aligned and a block is 16
+/// bytes), so the device compiler emits one dwordx4 load.
+MXI_HOST_DEVICE fp4x32 load_block(const uint8_t* p) {
+  fp4x32 r;
+  memcpy(r.dwords, __builtin_assume_aligned(p, 16), sizeof(r.dwords));
+  return r;
+}
+}  // namespace detail
+
+/// B source of `lane`: block lane_chunk(lane) of `token` in `page`. The tile's 16 tokens are the
+/// callers' choice, one per lane_row (a 16-token group: token = group + lane_row(lane), where in
+/// mfma16 the wave's 64 loads are one contiguous KiB; a candidate list: any 16 tokens).
+template <class Layout>
+MXI_HOST_DEVICE fp4x32 key_values(const uint8_t* page, layout::page_shape s, int token, int lane) {
+  return detail::load_block(page + Layout::value_offset(s, token, lane_chunk(lane)));
+}
+
+/// Scale word of `lane` for key_values: the E8M0 byte in bits 0..7 (op_sel 0).
+template <class Layout>
+MXI_HOST_DEVICE uint32_t key_scale(const uint8_t* page, layout::page_shape s, int token, int lane) {
+  return page[Layout::scale_offset(s, token, lane_chunk(lane))];
+}
+
+/// B source of `lane` from a staged key tile: block lane_chunk(lane) of tile key `key`. The
+/// swizzle moves whole 16-byte blocks, so this is one 16-byte LDS read.
+MXI_HOST_DEVICE fp4x32 tile_key_values(const key_tile& tile, int key, int lane) {
+  return detail::load_block(reinterpret_cast<const uint8_t*>(
+      tile.values + key_tile_shape::word(key, lane_chunk(lane), 0)));
+}
+
+/// Scale word for tile_key_values. The tile holds scales as fp32 2^(e-127); their bits >> 23 are
+/// e again, for every byte: 0 (the subnormal 2^-127) and 255 (NaN) included.
+MXI_HOST_DEVICE uint32_t tile_key_scale(const key_tile& tile, int key, int lane) {
+  return bit_cast<uint32_t>(tile.scales[key * key_tile_shape::blocks + lane_chunk(lane)]) >> 23;
+}
+
+/// One query token's Q and weights as lane `lane` holds them for the whole key loop: the A
+/// source of each 16-head tile, the tiles' scales four to a word (tile t in byte t%4 of word t/4,
+/// picked by op_sel), and the weights of the heads its accumulator elements hold.
+template <int Heads>
+struct query_fragment {
+  static_assert(Heads % tile_heads == 0 && Heads >= 16 && Heads <= 128,
+                "query_fragment: H must be a multiple of 16 in 16..128");
+  static constexpr int tiles = Heads / tile_heads;
+  static constexpr int scale_words = (tiles + 3) / 4;
+
+  fp4x32 values[tiles];
+  uint32_t scales[scale_words];
+  float weights[tiles][acc_size];
+
+  /// op_sel and scale word of tile t.
+  MXI_HOST_DEVICE static constexpr int opsel(int t) { return t % 4; }
+  MXI_HOST_DEVICE uint32_t scale_word(int t) const { return scales[t / 4]; }
+};
+
+/// Builds `lane`'s fragment from one query token: q_values [H][D/2] (16-byte aligned), q_scales
+/// [H][D/32] and weights [H].
+template <int Heads>
+MXI_HOST_DEVICE query_fragment<Heads> load_query(const uint8_t* q_values, const uint8_t* q_scales,
+                                                 const float* weights, int lane) {
+  constexpr int row_bytes = tile_dim / 2;
+  constexpr int row_scales = tile_dim / format::block_elems;
+  query_fragment<Heads> q;
+  for (int w = 0; w < q.scale_words; ++w) q.scales[w] = 0;
+  for (int t = 0; t < q.tiles; ++t) {
+    const int head = t * tile_heads + lane_row(lane);
+    q.values[t] =
+        detail::load_block(q_values + head * row_bytes + lane_chunk(lane) * format::block_bytes);
+    q.scales[t / 4] |= static_cast<uint32_t>(q_scales[head * row_scales + lane_chunk(lane)])
+                       << (8 * q.opsel(t));
+    for (int i = 0; i < acc_size; ++i) {
+      q.weights[t][i] = weights[t * tile_heads + acc_row(lane, i)];
+    }
+  }
+  return q;
+}
+
+/// This lane's share of one head tile's contribution to the logit of token acc_col(lane): the
+/// sum over its four heads of w * relu(q . k). NaN passes through relu, as in the reference.
+MXI_HOST_DEVICE float weighted_relu(const float (&acc)[acc_size], const float (&w)[acc_size]) {
+  float sum = 0.0f;
+  for (int i = 0; i < acc_size; ++i) sum += w[i] * (acc[i] < 0.0f ? 0.0f : acc[i]);
+  return sum;
+}
+
+/// acc += (A scaled by byte OpselA of scale_a) x (B scaled by byte OpselB of scale_b), E2M1 x E2M1.
+template <int OpselA, int OpselB>
+MXI_DEVICE void mfma_scale_e2m1(const fp4x32& a, uint32_t scale_a, const fp4x32& b,
+                                uint32_t scale_b, float (&acc)[acc_size]) {
+  static_assert(OpselA >= 0 && OpselA < 4 && OpselB >= 0 && OpselB < 4, "op_sel picks a byte");
+#if MXI_ARCH_GFX950
+  typedef int v8i __attribute__((ext_vector_type(8)));
+  typedef float v4f __attribute__((ext_vector_type(4)));
+  // The upper four source VGPRs are unread for E2M1; zeros let the compiler allocate only four.
+  const v8i va = {
+      int(a.dwords[0]), int(a.dwords[1]), int(a.dwords[2]), int(a.dwords[3]), 0, 0, 0, 0};
+  const v8i vb = {
+      int(b.dwords[0]), int(b.dwords[1]), int(b.dwords[2]), int(b.dwords[3]), 0, 0, 0, 0};
+  v4f c = {acc[0], acc[1], acc[2], acc[3]};
+  c = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(va, vb, c, e2m1_format, e2m1_format, OpselA,
+                                                       int(scale_a), OpselB, int(scale_b));
+  for (int i = 0; i < acc_size; ++i) acc[i] = c[i];
+#else
+  // Not reached: the host selects this tile only for gfx950 (see compiled_here).
+  (void)a, (void)scale_a, (void)b, (void)scale_b, (void)acc;
+  __builtin_trap();
+#endif
+}
+
+/// Sums `v` over the four lanes that hold one token (l%16 + 16g, g = 0..3). All four end with the
+/// same bits: each adds the same two pairs, and fp32 addition commutes.
+MXI_DEVICE float sum_lane_groups(float v) {
+#if MXI_ARCH_GFX950
+  v += platform::shuffle_xor<wave_size>(v, 16);
+  return v + platform::shuffle_xor<wave_size>(v, 32);
+#else
+  __builtin_trap();  // not reached, as for mfma_scale_e2m1
+  return v;
+#endif
+}
+
+namespace detail {
+/// This lane's share of head tile T: tile T's scale is byte T%4 of its word (op_sel), the key's
+/// byte 0.
+template <int T, int Heads>
+MXI_DEVICE float score_tile(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale) {
+  float acc[acc_size] = {0.0f, 0.0f, 0.0f, 0.0f};
+  mfma_scale_e2m1<query_fragment<Heads>::opsel(T), 0>(q.values[T], q.scale_word(T), b, b_scale,
+                                                      acc);
+  return weighted_relu(acc, q.weights[T]);
+}
+
+template <int Heads, int... T>
+MXI_DEVICE float score_tiles(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale,
+                             std::integer_sequence<int, T...>) {
+  float partial = 0.0f;
+  ((partial += score_tile<T>(q, b, b_scale)), ...);  // tiles in order: one instruction each
+  return partial;
+}
+}  // namespace detail
+
+/// Logit (sum over heads of w * relu(q . k)) of the token whose B source and scale word this lane
+/// holds, from key_values/key_scale or tile_key_values/tile_key_scale. The whole wave calls it.
+template <int Heads>
+MXI_DEVICE float score(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale) {
+  return sum_lane_groups(
+      detail::score_tiles(q, b, b_scale, std::make_integer_sequence<int, Heads / tile_heads>{}));
+}
+
+#if MXI_GPU_COMPILER
+
+/// The arch/select.hpp scorer: one query row (Heads heads, D = 128) against staged key tiles,
+/// 16 keys a step; Q, its scales and the weights stay in registers (no scratch).
+template <int Heads>
+struct row_scorer {
+  static constexpr int step_keys = tile_tokens;
+  static constexpr int scratch_bytes = 0;
+
+  query_fragment<Heads> q;
+
+  /// Loads the row: q_values [Heads][64] (16-byte aligned), q_scales [Heads][4], weights [Heads].
+  MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
+                       float* /*scratch*/) {
+    q = load_query<Heads>(q_values, q_scales, weights, platform::lane_id<wave_size>());
+  }
+
+  /// Scores tile keys [n0, n0 + 16); out(key, score) on lanes 0..15, each key once.
+  template <class Out>
+  MXI_DEVICE void score(const key_tile& tile, int n0, Out&& out) const {
+    const int lane = platform::lane_id<wave_size>();
+    const int n = n0 + lane_row(lane);
+    const float logit =
+        gfx950::score(q, tile_key_values(tile, n, lane), tile_key_scale(tile, n, lane));
+    if (lane_chunk(lane) == 0) out(n, logit);
+  }
+};
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::arch::gfx950
