@@ -1,0 +1,132 @@
+#include "gpu_run.hpp"
+
+#include <stdexcept>
+#include <type_traits>
+
+#include "device_buffer.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::tools {
+namespace {
+
+using testing::device_buffer;
+using testing::gpu_check;
+
+// A device copy of `count` host elements at `host` (nothing when host is null).
+template <class T>
+device_buffer<std::remove_const_t<T>> upload(T* host, int64_t count) {
+  device_buffer<std::remove_const_t<T>> d(host ? static_cast<size_t>(count) : 0);
+  if (d.size() > 0)
+    gpu_check(platform::memcpy(d.data(), host, d.bytes(), platform::copy_kind::host_to_device),
+              "memcpy to device");
+  return d;
+}
+
+template <class T>
+void download(T* host, const device_buffer<T>& d) {
+  if (d.size() > 0)
+    gpu_check(platform::memcpy(host, d.data(), d.bytes(), platform::copy_kind::device_to_host),
+              "memcpy to host");
+}
+
+// RAII pair of events timing one run on the default stream.
+struct event_timer {
+  platform::event_t start{}, stop{};
+  event_timer() {
+    gpu_check(platform::event_create(&start), "event create");
+    gpu_check(platform::event_create(&stop), "event create");
+  }
+  ~event_timer() {
+    platform::event_destroy(start);
+    platform::event_destroy(stop);
+  }
+  double seconds() {
+    gpu_check(platform::event_synchronize(stop), "event synchronize");
+    float ms = 0;
+    gpu_check(platform::event_elapsed_ms(&ms, start, stop), "event elapsed");
+    return 1e-3 * ms;
+  }
+};
+
+status run_entry(const indexer_args& a, const execution& e) { return run_indexer(a, e); }
+status run_entry(const candidate_indexer_args& a, const execution& e) {
+  return run_candidate_indexer(a, e);
+}
+
+template <class Args>
+status run_on_gpu(const Args& host, int repetitions, std::vector<double>& seconds,
+                  uint32_t& error_word) {
+  constexpr bool single = std::is_same_v<Args, indexer_args>;
+  const int64_t t = host.queries.num_tokens, h = host.queries.num_heads;
+  const int64_t d = host.queries.head_dim, r = host.requests.num_requests;
+  try {
+    auto q_values = upload(host.queries.values, t * h * d / 2);
+    auto q_scales = upload(host.queries.scales, t * h * d / format::block_elems);
+    auto weights = upload(host.queries.weights, t * h);
+    auto cache = upload(host.cache.data, host.cache.num_pages * host.cache.page_stride);
+    auto block_table = upload(host.requests.block_table, r * host.requests.block_table_stride);
+    auto seq_lens = upload(host.requests.seq_lens, r);
+    auto query_start_loc = upload(host.requests.query_start_loc, r + 1);
+    // Outputs go up too: entries a call leaves untouched (logits without `clean`) stay as they
+    // were.
+    auto topk = upload(host.topk.indices, t * host.topk.stride);
+    auto candidates = upload(host.candidates.blocks, t * host.candidates.stride);
+    const uint32_t no_errors = 0;
+    auto word = upload(&no_errors, 1);
+
+    Args dev = host;
+    dev.queries.values = q_values.data();
+    dev.queries.scales = q_scales.data();
+    dev.queries.weights = weights.data();
+    dev.cache.data = cache.data();
+    dev.requests.block_table = block_table.data();
+    dev.requests.seq_lens = seq_lens.data();
+    dev.requests.query_start_loc = query_start_loc.data();
+    dev.topk.indices = topk.data();
+    dev.candidates.blocks = candidates.data();
+    device_buffer<float> logits;
+    if constexpr (single) {
+      logits = upload(host.logits.data, t * host.logits.stride);
+      dev.logits.data = logits.data();
+    }
+    size_t workspace_size = 0;
+    if (status s = workspace_bytes(dev, backend::gpu, workspace_size); !s.ok()) return s;
+    device_buffer<unsigned char> workspace(workspace_size);
+    execution exec;
+    exec.where = backend::gpu;
+    exec.workspace = workspace.data();
+    exec.workspace_bytes = workspace_size;
+    exec.error_word = word.data();
+
+    event_timer timer;
+    for (int i = 0; i < repetitions; ++i) {
+      gpu_check(platform::event_record(timer.start, nullptr), "event record");
+      if (status s = run_entry(dev, exec); !s.ok()) return s;
+      gpu_check(platform::event_record(timer.stop, nullptr), "event record");
+      seconds.push_back(timer.seconds());
+    }
+    download(host.topk.indices, topk);
+    if constexpr (single) {
+      download(host.candidates.blocks, candidates);
+      download(host.logits.data, logits);
+    }
+    download(&error_word, word);
+  } catch (const std::runtime_error& e) {
+    return status(status_code::runtime_error, e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
+status run_indexer_on_gpu(const indexer_args& host_args, int repetitions,
+                          std::vector<double>& seconds, uint32_t& error_word) {
+  return run_on_gpu(host_args, repetitions, seconds, error_word);
+}
+
+status run_candidate_indexer_on_gpu(const candidate_indexer_args& host_args, int repetitions,
+                                    std::vector<double>& seconds, uint32_t& error_word) {
+  return run_on_gpu(host_args, repetitions, seconds, error_word);
+}
+
+}  // namespace mxi::tools
