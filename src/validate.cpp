@@ -1,0 +1,255 @@
+// The cheap argument checks every entry point runs (contract §8) and the synchronous validate().
+// Messages name the argument by its field path and the rule it breaks, with the value seen.
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cpu/rows.hpp"
+
+namespace mxi {
+namespace detail {
+namespace {
+
+/// Collects the first broken rule; later checks are skipped once one failed.
+class rules {
+ public:
+  /// Records "<name> <rule>, got <got>" unless `ok`.
+  rules& require(bool ok, const std::string& name, const char* rule, int64_t got) {
+    if (!ok && first_.ok())
+      first_ = status(status_code::invalid_argument,
+                      name + " " + rule + ", got " + std::to_string(got));
+    return *this;
+  }
+  /// Records "<name> must not be null" when the pointer is needed (`needed`) and null.
+  rules& not_null(const void* p, bool needed, const std::string& name) {
+    if (needed && p == nullptr && first_.ok())
+      first_ = status(status_code::invalid_argument, name + " must not be null");
+    return *this;
+  }
+  /// Records an overflow of a * b (both >= 0) in int64, naming the product.
+  rules& product_fits(int64_t a, int64_t b, const std::string& what) {
+    int64_t out;
+    if (a >= 0 && b >= 0 && __builtin_mul_overflow(a, b, &out) && first_.ok())
+      first_ = status(status_code::invalid_argument, what + " overflows a 64-bit size");
+    return *this;
+  }
+  bool ok() const { return first_.ok(); }
+  status result() const { return first_; }
+
+ private:
+  status first_;
+};
+
+bool multiple_in(int64_t v, int64_t m, int64_t lo, int64_t hi) {
+  return v % m == 0 && v >= lo && v <= hi;
+}
+
+void check_heads(rules& r, int heads, const std::string& name) {
+  r.require(multiple_in(heads, 16, 16, 128), name, "must be a multiple of 16 in [16, 128]", heads);
+}
+
+void check_head_dim(rules& r, int dim, const std::string& name) {
+  r.require(multiple_in(dim, 32, 32, 512), name, "must be a multiple of 32 in [32, 512]", dim);
+}
+
+template <class Byte>
+void check_cache(rules& r, const basic_cache_view<Byte>& c) {
+  r.require(c.layout == cache_layout::linear || c.layout == cache_layout::mfma16, "cache.layout",
+            "must be linear or mfma16", static_cast<int>(c.layout));
+  r.require(multiple_in(c.block_size, 16, 16, 1024), "cache.block_size",
+            "must be a multiple of 16 in [16, 1024]", c.block_size);
+  check_head_dim(r, c.head_dim, "cache.head_dim");
+  r.require(c.num_pages >= 0, "cache.num_pages", "must be >= 0", c.num_pages);
+  if (!r.ok()) return;
+  const layout::page_shape shape{c.block_size, c.head_dim};
+  r.require(c.page_stride >= shape.data_bytes(), "cache.page_stride",
+            ("must be >= block_size * (head_dim/2 + head_dim/32) = " +
+             std::to_string(shape.data_bytes()))
+                .c_str(),
+            c.page_stride);
+  r.require(c.page_stride % 16 == 0, "cache.page_stride", "must be a multiple of 16",
+            c.page_stride);
+  r.not_null(c.data, c.num_pages > 0, "cache.data");
+  r.require(reinterpret_cast<uintptr_t>(c.data) % 16 == 0, "cache.data",
+            "must be 16-byte aligned; address mod 16", reinterpret_cast<uintptr_t>(c.data) % 16);
+  r.product_fits(c.num_pages, c.page_stride, "cache.num_pages * cache.page_stride");
+  r.product_fits(c.num_pages, c.block_size, "cache.num_pages * cache.block_size");
+}
+
+void check_queries(rules& r, const query_view& q, int cache_head_dim) {
+  r.require(q.num_tokens >= 0, "queries.num_tokens", "must be >= 0", q.num_tokens);
+  check_heads(r, q.num_heads, "queries.num_heads");
+  check_head_dim(r, q.head_dim, "queries.head_dim");
+  r.require(q.head_dim == cache_head_dim, "queries.head_dim",
+            ("must equal cache.head_dim = " + std::to_string(cache_head_dim)).c_str(), q.head_dim);
+  if (!r.ok()) return;
+  const bool any = q.num_tokens > 0;
+  r.not_null(q.values, any, "queries.values");
+  r.not_null(q.scales, any, "queries.scales");
+  r.not_null(q.weights, any, "queries.weights");
+  r.product_fits(q.num_tokens, int64_t{q.num_heads} * q.head_dim, "queries.num_tokens * H * D");
+}
+
+void check_requests(rules& r, const request_view& req) {
+  r.require(req.num_requests >= 0, "requests.num_requests", "must be >= 0", req.num_requests);
+  r.require(req.block_table_stride >= 0, "requests.block_table_stride", "must be >= 0",
+            req.block_table_stride);
+  if (!r.ok()) return;
+  r.not_null(req.query_start_loc, true, "requests.query_start_loc");
+  r.not_null(req.seq_lens, req.num_requests > 0, "requests.seq_lens");
+  r.not_null(req.block_table, req.num_requests > 0 && req.block_table_stride > 0,
+             "requests.block_table");
+  r.product_fits(req.num_requests, req.block_table_stride,
+                 "requests.num_requests * requests.block_table_stride");
+}
+
+void check_shared(rules& r, int compress_ratio, int64_t max_model_len) {
+  r.require(compress_ratio >= 1, "compress_ratio", "must be >= 1", compress_ratio);
+  r.require(max_model_len >= 1, "max_model_len", "must be >= 1", max_model_len);
+}
+
+void check_topk(rules& r, const topk_output& o, const cache_view& cache, int64_t num_tokens) {
+  r.require(o.k >= 1 && o.k <= 4096, "topk.k", "must be in [1, 4096]", o.k);
+  r.require(o.stride >= o.k, "topk.stride", "must be >= topk.k", o.stride);
+  r.require(o.space == index_space::position || o.space == index_space::cache_slot, "topk.space",
+            "must be position or cache_slot", static_cast<int>(o.space));
+  r.require(o.order == output_order::position || o.order == output_order::score, "topk.order",
+            "must be position or score", static_cast<int>(o.order));
+  r.not_null(o.indices, num_tokens > 0, "topk.indices");
+  r.product_fits(num_tokens, o.stride, "queries.num_tokens * topk.stride");
+  // Slots are int32 in the output.
+  if (o.space == index_space::cache_slot && r.ok())
+    r.require(cache.num_pages * cache.block_size <= INT32_MAX,
+              "cache.num_pages * cache.block_size",
+              "must be <= INT32_MAX with topk.space = cache_slot",
+              cache.num_pages * cache.block_size);
+}
+
+template <class Id>
+void check_pool(rules& r, const basic_candidate_pool<Id>& p, int64_t num_tokens) {
+  r.require(p.num_blocks >= 1, "candidates.num_blocks", "must be >= 1", p.num_blocks);
+  r.require(p.block_size >= 1, "candidates.block_size", "must be >= 1", p.block_size);
+  r.require(p.stride >= p.num_blocks, "candidates.stride", "must be >= candidates.num_blocks",
+            p.stride);
+  r.product_fits(num_tokens, p.stride, "queries.num_tokens * candidates.stride");
+}
+
+template <class Args>
+void check_indexer_common(rules& r, const Args& a) {
+  check_cache(r, a.cache);
+  check_queries(r, a.queries, a.cache.head_dim);
+  check_requests(r, a.requests);
+  check_shared(r, a.compress_ratio, a.max_model_len);
+  if (r.ok()) check_topk(r, a.topk, a.cache, a.queries.num_tokens);
+}
+
+bool valid_float_type(float_type t) { return t == float_type::f32 || t == float_type::bf16; }
+bool valid_rule(format::scale_rule s) {
+  return s == format::scale_rule::ceil || s == format::scale_rule::floor;
+}
+
+}  // namespace
+
+status check_arguments(const indexer_args& a) {
+  rules r;
+  check_indexer_common(r, a);
+  if (a.logits.data != nullptr) {
+    r.require(a.logits.stride >= a.max_model_len, "logits.stride", "must be >= max_model_len",
+              a.logits.stride);
+    r.product_fits(a.queries.num_tokens, a.logits.stride, "queries.num_tokens * logits.stride");
+  }
+  if (a.candidates.blocks != nullptr) check_pool(r, a.candidates, a.queries.num_tokens);
+  return r.result();
+}
+
+status check_arguments(const candidate_indexer_args& a) {
+  rules r;
+  check_indexer_common(r, a);
+  r.not_null(a.candidates.blocks, a.queries.num_tokens > 0, "candidates.blocks");
+  check_pool(r, a.candidates, a.queries.num_tokens);
+  return r.result();
+}
+
+status check_arguments(const k_cache_write_args& a) {
+  rules r;
+  r.require(a.num_tokens >= 0, "num_tokens", "must be >= 0", a.num_tokens);
+  r.require(valid_float_type(a.k_type), "k_type", "must be f32 or bf16", static_cast<int>(a.k_type));
+  r.require(valid_rule(a.rule), "rule", "must be ceil or floor", static_cast<int>(a.rule));
+  check_cache(r, a.cache);
+  if (!r.ok()) return r.result();
+  r.not_null(a.k, a.num_tokens > 0, "k");
+  r.not_null(a.slot_mapping, a.num_tokens > 0, "slot_mapping");
+  r.product_fits(a.num_tokens, a.cache.head_dim, "num_tokens * cache.head_dim");
+  return r.result();
+}
+
+status check_arguments(const q_quantize_args& a) {
+  rules r;
+  r.require(a.num_tokens >= 0, "num_tokens", "must be >= 0", a.num_tokens);
+  check_heads(r, a.num_heads, "num_heads");
+  check_head_dim(r, a.head_dim, "head_dim");
+  r.require(valid_float_type(a.q_type), "q_type", "must be f32 or bf16", static_cast<int>(a.q_type));
+  r.require(valid_rule(a.rule), "rule", "must be ceil or floor", static_cast<int>(a.rule));
+  if (!r.ok()) return r.result();
+  const bool any = a.num_tokens > 0;
+  r.not_null(a.q, any, "q");
+  r.not_null(a.values, any, "values");
+  r.not_null(a.scales, any, "scales");
+  r.product_fits(a.num_tokens, int64_t{a.num_heads} * a.head_dim, "num_tokens * num_heads * head_dim");
+  return r.result();
+}
+
+namespace {
+
+/// The first device-data error of a batch, as the kernels would find it, or ok. `pages_of` gives
+/// the positions a row reads (all visible ones for entry A, candidate ones for B).
+template <class Args, class RowPositions>
+status validate_rows(const Args& a, RowPositions&& row_reads) {
+  const request_view& req = a.requests;
+  const int64_t t_count = a.queries.num_tokens;
+  auto fail = [](const std::string& what) { return status(status_code::invalid_argument, what); };
+  if (!query_start_loc_ok(req, t_count))
+    return fail("requests.query_start_loc must be non-decreasing from 0 to queries.num_tokens = " +
+                std::to_string(t_count));
+  for (int r = 0; r < req.num_requests; ++r)
+    if (!seq_len_ok(req, r))
+      return fail("requests.seq_lens[" + std::to_string(r) + "] must be >= the request's " +
+                  std::to_string(req.query_start_loc[r + 1] - req.query_start_loc[r]) +
+                  " query tokens, got " + std::to_string(req.seq_lens[r]));
+  for (int64_t t = 0; t < t_count; ++t) {
+    const row_plan row = plan_row(req, t, a.compress_ratio, a.max_model_len);
+    if (row.error & device_error_max_model_len)
+      return fail("token " + std::to_string(t) + " sees more positions than max_model_len = " +
+                  std::to_string(a.max_model_len));
+    if (!row_reads(t, row))
+      return fail("requests.block_table row " + std::to_string(row.request) + " (token " +
+                  std::to_string(t) + ") must hold a page id in [0, cache.num_pages) in every "
+                  "column the token reads");
+  }
+  return status();
+}
+
+}  // namespace
+}  // namespace detail
+
+status validate(const indexer_args& args) {
+  status s = detail::check_arguments(args);
+  if (!s.ok()) return s;
+  return detail::validate_rows(args, [&](int64_t, const detail::row_plan& row) {
+    return detail::pages_cover(args.requests, args.cache, row.request, row.visible);
+  });
+}
+
+status validate(const candidate_indexer_args& args) {
+  status s = detail::check_arguments(args);
+  if (!s.ok()) return s;
+  std::vector<int64_t> positions;
+  return detail::validate_rows(args, [&](int64_t t, const detail::row_plan& row) {
+    const auto& pool = args.candidates;
+    detail::candidate_positions(pool.blocks + t * pool.stride, pool.num_blocks, pool.block_size,
+                                row.visible, positions);
+    return detail::pages_cover(args.requests, args.cache, row.request, positions);
+  });
+}
+
+}  // namespace mxi

@@ -1,0 +1,364 @@
+// Bad input (contract §8): every argument rule gives invalid_argument naming the argument; every
+// device-data error sets its bit, writes the affected rows as -1 and leaves the others right;
+// validate() finds each on the host.
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "catch.hpp"
+#include "check.hpp"
+#include "host_run.hpp"
+#include "workload.hpp"
+
+using namespace mxi;
+using namespace mxi::testing;
+
+namespace {
+
+constexpr backend host_backends[] = {backend::reference, backend::cpu};
+
+workload_spec small(workload_spec s) {
+  s.num_heads = 16;
+  s.head_dim = 64;
+  s.block_size = 16;
+  s.topk = 16;
+  return s;
+}
+
+/// A rule: a change to valid arguments, and the argument the error message must name.
+template <class Args>
+struct rule {
+  const char* names;
+  std::function<void(Args&)> mutate;
+};
+
+/// Runs `call` on each mutation of `valid` and expects invalid_argument naming the argument.
+template <class Args, class Call>
+void expect_rejected(const Args& valid, const std::vector<rule<Args>>& rules, Call&& call) {
+  REQUIRE(call(valid).ok());
+  for (const rule<Args>& r : rules) {
+    Args a = valid;
+    r.mutate(a);
+    const status s = call(a);
+    INFO("rule naming " << r.names << ": " << s.message());
+    CHECK(s.code() == status_code::invalid_argument);
+    CHECK(s.message().find(r.names) != std::string::npos);
+  }
+}
+
+execution on(backend b) {
+  execution e;
+  e.where = b;
+  return e;
+}
+
+/// Checks that `rows` of a run are all -1 and every other row passes the exact checker.
+void expect_failed_rows(const host_workload& w, const host_result<indexer_args>& r,
+                        const std::function<bool(int64_t)>& failed) {
+  for (int64_t t = 0; t < w.num_tokens; ++t) {
+    const int32_t* row = r.topk.data() + t * r.args.topk.stride;
+    INFO("token " << t);
+    if (failed(t)) {
+      CHECK(std::count(row, row + r.args.topk.k, -1) == r.args.topk.k);
+      if (r.args.candidates.blocks)
+        CHECK(std::count(r.candidates.begin() + t * r.args.candidates.stride,
+                         r.candidates.begin() + t * r.args.candidates.stride +
+                             r.args.candidates.num_blocks,
+                         -1) == r.args.candidates.num_blocks);
+    } else {
+      CHECK(check_topk_row(w, exact_row(w, t), row, r.args.topk) == "");
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every argument rule of entry A names the argument") {
+  const host_workload w = make_workload(small(decode_spec(2, 100, 2, 31)));
+  std::vector<int32_t> topk(static_cast<size_t>(w.num_tokens * 16));
+  std::vector<float> logits(static_cast<size_t>(w.num_tokens * w.max_model_len));
+  std::vector<int32_t> pool(static_cast<size_t>(w.num_tokens * 4));
+  indexer_args valid = w.indexer();
+  valid.topk.indices = topk.data();
+  using A = indexer_args;
+  const std::vector<rule<A>> rules = {
+      {"queries.num_heads", [](A& a) { a.queries.num_heads = 24; }},
+      {"queries.num_heads", [](A& a) { a.queries.num_heads = 144; }},
+      {"queries.head_dim", [](A& a) { a.queries.head_dim = 128; }},
+      {"cache.head_dim", [](A& a) { a.cache.head_dim = a.queries.head_dim = 48; }},
+      {"cache.head_dim", [](A& a) { a.cache.head_dim = a.queries.head_dim = 544; }},
+      {"cache.block_size", [](A& a) { a.cache.block_size = 8; }},
+      {"cache.block_size", [](A& a) { a.cache.block_size = 40; }},
+      {"cache.block_size", [](A& a) { a.cache.block_size = 2048; }},
+      {"cache.page_stride", [](A& a) { a.cache.page_stride += 8; }},
+      {"cache.page_stride", [](A& a) { a.cache.page_stride -= 16; }},
+      {"cache.num_pages", [](A& a) { a.cache.num_pages = -1; }},
+      {"cache.data", [](A& a) { a.cache.data = nullptr; }},
+      {"cache.data", [](A& a) { a.cache.data += 4; }},
+      {"cache.layout", [](A& a) { a.cache.layout = static_cast<cache_layout>(7); }},
+      {"cache.num_pages * cache.page_stride", [](A& a) { a.cache.num_pages = int64_t{1} << 60; }},
+      {"queries.values", [](A& a) { a.queries.values = nullptr; }},
+      {"queries.scales", [](A& a) { a.queries.scales = nullptr; }},
+      {"queries.weights", [](A& a) { a.queries.weights = nullptr; }},
+      {"queries.num_tokens", [](A& a) { a.queries.num_tokens = -1; }},
+      {"queries.num_tokens * H * D", [](A& a) { a.queries.num_tokens = int64_t{1} << 60; }},
+      {"requests.query_start_loc", [](A& a) { a.requests.query_start_loc = nullptr; }},
+      {"requests.seq_lens", [](A& a) { a.requests.seq_lens = nullptr; }},
+      {"requests.block_table", [](A& a) { a.requests.block_table = nullptr; }},
+      {"requests.num_requests", [](A& a) { a.requests.num_requests = -1; }},
+      {"requests.block_table_stride", [](A& a) { a.requests.block_table_stride = -1; }},
+      {"compress_ratio", [](A& a) { a.compress_ratio = 0; }},
+      {"max_model_len", [](A& a) { a.max_model_len = 0; }},
+      {"topk.k", [](A& a) { a.topk.k = 0; }},
+      {"topk.k", [](A& a) { a.topk.k = a.topk.stride = 4097; }},
+      {"topk.stride", [](A& a) { a.topk.stride = a.topk.k - 1; }},
+      {"topk.indices", [](A& a) { a.topk.indices = nullptr; }},
+      {"topk.order", [](A& a) { a.topk.order = static_cast<output_order>(9); }},
+      {"topk.space", [](A& a) { a.topk.space = static_cast<index_space>(9); }},
+      {"cache.num_pages * cache.block_size",
+       [](A& a) {
+         a.topk.space = index_space::cache_slot;
+         a.cache.num_pages = (int64_t{1} << 31) / a.cache.block_size + 1;
+       }},
+      {"logits.stride", [&](A& a) { a.logits.data = logits.data(), a.logits.stride = a.max_model_len - 1; }},
+      {"candidates.num_blocks", [&](A& a) { a.candidates.blocks = pool.data(), a.candidates.stride = 4; }},
+      {"candidates.block_size",
+       [&](A& a) {
+         a.candidates.blocks = pool.data();
+         a.candidates.num_blocks = a.candidates.stride = 4;
+         a.candidates.block_size = 0;
+       }},
+      {"candidates.stride",
+       [&](A& a) {
+         a.candidates.blocks = pool.data();
+         a.candidates.num_blocks = 4;
+         a.candidates.stride = 3;
+       }},
+  };
+  for (backend b : host_backends)
+    expect_rejected(valid, rules, [&](const A& a) { return run_indexer(a, on(b)); });
+  expect_rejected(valid, rules, [](const A& a) { return validate(a); });
+  size_t bytes = 1;
+  CHECK(workspace_bytes(valid, backend::cpu, bytes).ok());
+  CHECK(bytes == 0);
+}
+
+TEST_CASE("every argument rule of entry B names the argument") {
+  const host_workload w = make_workload(small(decode_spec(2, 100, 2, 32)));
+  std::vector<int32_t> topk(static_cast<size_t>(w.num_tokens * 16));
+  std::vector<int32_t> pool(static_cast<size_t>(w.num_tokens * 4), 0);
+  candidate_indexer_args valid = w.candidate_indexer();
+  valid.topk.indices = topk.data();
+  valid.candidates.blocks = pool.data();
+  valid.candidates.num_blocks = valid.candidates.stride = 4;
+  using B = candidate_indexer_args;
+  const std::vector<rule<B>> rules = {
+      {"candidates.blocks", [](B& a) { a.candidates.blocks = nullptr; }},
+      {"candidates.num_blocks", [](B& a) { a.candidates.num_blocks = 0; }},
+      {"candidates.block_size", [](B& a) { a.candidates.block_size = 0; }},
+      {"candidates.stride", [](B& a) { a.candidates.stride = 2; }},
+      {"queries.num_heads", [](B& a) { a.queries.num_heads = 8; }},
+      {"topk.k", [](B& a) { a.topk.k = -3; }},
+      {"cache.page_stride", [](B& a) { a.cache.page_stride = 1000; }},
+  };
+  for (backend b : host_backends)
+    expect_rejected(valid, rules, [&](const B& a) { return run_candidate_indexer(a, on(b)); });
+  expect_rejected(valid, rules, [](const B& a) { return validate(a); });
+}
+
+TEST_CASE("every argument rule of the writer and the quantizer names the argument") {
+  std::vector<uint8_t> cache(4 * 16 * 40);
+  std::vector<float> k(2 * 64);
+  std::vector<int64_t> slots = {0, 1};
+  k_cache_write_args kw;
+  kw.k = k.data();
+  kw.num_tokens = 2;
+  kw.slot_mapping = slots.data();
+  kw.cache.data = cache.data();
+  kw.cache.num_pages = 4;
+  kw.cache.block_size = 16;
+  kw.cache.head_dim = 64;
+  kw.cache.page_stride = 16 * 40;
+  using W = k_cache_write_args;
+  expect_rejected(kw,
+                  std::vector<rule<W>>{
+                      {"k", [](W& a) { a.k = nullptr; }},
+                      {"slot_mapping", [](W& a) { a.slot_mapping = nullptr; }},
+                      {"num_tokens", [](W& a) { a.num_tokens = -2; }},
+                      {"k_type", [](W& a) { a.k_type = static_cast<float_type>(5); }},
+                      {"rule", [](W& a) { a.rule = static_cast<format::scale_rule>(5); }},
+                      {"cache.head_dim", [](W& a) { a.cache.head_dim = 100; }},
+                      {"cache.page_stride", [](W& a) { a.cache.page_stride = 16 * 34 - 16; }},
+                      {"cache.data", [](W& a) { a.cache.data = nullptr; }},
+                  },
+                  [](const W& a) { return write_k_cache(a, on(backend::reference)); });
+
+  std::vector<float> q(2 * 16 * 64);
+  std::vector<uint8_t> values(2 * 16 * 32), scales(2 * 16 * 2);
+  q_quantize_args qq;
+  qq.q = q.data();
+  qq.num_tokens = 2;
+  qq.num_heads = 16;
+  qq.head_dim = 64;
+  qq.values = values.data();
+  qq.scales = scales.data();
+  using Q = q_quantize_args;
+  expect_rejected(qq,
+                  std::vector<rule<Q>>{
+                      {"q", [](Q& a) { a.q = nullptr; }},
+                      {"values", [](Q& a) { a.values = nullptr; }},
+                      {"scales", [](Q& a) { a.scales = nullptr; }},
+                      {"num_heads", [](Q& a) { a.num_heads = 20; }},
+                      {"head_dim", [](Q& a) { a.head_dim = 16; }},
+                      {"num_tokens", [](Q& a) { a.num_tokens = -1; }},
+                      {"q_type", [](Q& a) { a.q_type = static_cast<float_type>(3); }},
+                      {"num_tokens * num_heads * head_dim",
+                       [](Q& a) { a.num_tokens = int64_t{1} << 58; }},
+                  },
+                  [](const Q& a) { return quantize_q(a, on(backend::cpu)); });
+}
+
+TEST_CASE("execution rules, backends and device-error descriptions") {
+  const host_workload w = make_workload(small(decode_spec(1, 50, 1, 33)));
+  std::vector<int32_t> topk(16);
+  indexer_args a = w.indexer();
+  a.topk.indices = topk.data();
+  execution e;
+  e.num_threads = -1;
+  CHECK(run_indexer(a, e).message().find("exec.num_threads") != std::string::npos);
+  e.num_threads = 0;
+  e.where = static_cast<backend>(7);
+  CHECK(run_indexer(a, e).message().find("exec.where") != std::string::npos);
+  CHECK(backend_available(backend::reference));
+  CHECK(backend_available(backend::cpu));
+  if (!backend_available(backend::gpu)) {
+    CHECK(best_backend() == backend::cpu);
+    const status s = run_indexer(a, on(backend::gpu));
+    CHECK(s.code() == status_code::backend_unavailable);
+    CHECK(s.message().find("without a GPU backend") != std::string::npos);
+  }
+  CHECK(describe_device_errors(0).empty());
+  CHECK(describe_device_errors(device_error_block_table).find("block-table") != std::string::npos);
+  CHECK(describe_device_errors(device_error_seq_len | device_error_slot_mapping).find("; ") !=
+        std::string::npos);
+}
+
+TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, validate finds it") {
+  workload_spec s = small(prefill_spec({20, 45, 30}, 34));
+  const host_workload base = make_workload(s);
+  struct scenario {
+    const char* name;
+    uint32_t bit;
+    std::function<void(host_workload&, indexer_args&)> mutate;
+    std::function<bool(const host_workload&, int64_t)> failed;  // on the unmutated workload
+  };
+  const int bs = s.block_size;
+  const std::vector<scenario> scenarios = {
+      {"query_start_loc", device_error_query_start_loc,
+       [](host_workload& w, indexer_args&) { w.query_start_loc[2] = w.query_start_loc[1] - 1; },
+       [](const host_workload&, int64_t) { return true; }},
+      {"query_start_loc end", device_error_query_start_loc,
+       [](host_workload& w, indexer_args&) { w.query_start_loc.back() -= 1; },
+       [](const host_workload&, int64_t) { return true; }},
+      {"seq_lens", device_error_seq_len,
+       [](host_workload& w, indexer_args&) { w.seq_lens[1] = 44; },
+       [](const host_workload& w, int64_t t) { return w.request_of(t) == 1; }},
+      {"max_model_len", device_error_max_model_len,
+       [](host_workload&, indexer_args& a) { a.max_model_len = 35; },
+       [](const host_workload& w, int64_t t) { return w.visible(t) > 35; }},
+      {"block_table id", device_error_block_table,
+       [](host_workload& w, indexer_args&) { w.block_table[1 * w.max_blocks + 2] = static_cast<int32_t>(w.num_pages); },
+       [bs](const host_workload& w, int64_t t) { return w.request_of(t) == 1 && w.visible(t) > 2 * bs; }},
+      {"block_table negative", device_error_block_table,
+       [](host_workload& w, indexer_args&) { w.block_table[2 * w.max_blocks + 0] = -5; },
+       [](const host_workload& w, int64_t t) { return w.request_of(t) == 2; }},
+  };
+  for (const scenario& sc : scenarios) {
+    host_workload w = base;
+    indexer_args a = w.indexer();
+    sc.mutate(w, a);
+    a.candidates.num_blocks = 3;
+    a.logits.stride = base.max_model_len;
+    a.logits.clean = true;
+    std::vector<int32_t> out(static_cast<size_t>(w.num_tokens * 16));
+    indexer_args checked = a;
+    checked.topk.indices = out.data();
+    checked.candidates.blocks = nullptr;
+    const status v = validate(checked);
+    INFO(sc.name << ": " << v.message());
+    CHECK(v.code() == status_code::invalid_argument);
+    for (backend b : host_backends) {
+      const auto r = run_host(a, b);
+      REQUIRE(r.st.ok());
+      CHECK(r.error_word == sc.bit);
+      expect_failed_rows(base, r, [&](int64_t t) { return sc.failed(base, t); });
+      for (int64_t t = 0; t < w.num_tokens; ++t)
+        if (sc.failed(base, t))
+          CHECK(r.logits[t * a.logits.stride] == -std::numeric_limits<float>::infinity());
+    }
+  }
+  // Too few block-table columns: a table one column narrower than the longest row needs.
+  host_workload w = base;
+  const int64_t narrow = w.max_blocks - 1;
+  std::vector<int32_t> table;
+  for (int r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < narrow; ++c) table.push_back(w.block_table[r * w.max_blocks + c]);
+  indexer_args a = w.indexer();
+  a.requests.block_table = table.data();
+  a.requests.block_table_stride = narrow;
+  for (backend b : host_backends) {
+    const auto r = run_host(a, b);
+    CHECK(r.error_word == device_error_block_table);
+    expect_failed_rows(base, r, [&](int64_t t) { return w.visible(t) > narrow * bs; });
+  }
+  std::vector<int32_t> out(static_cast<size_t>(w.num_tokens * 16));
+  a.topk.indices = out.data();
+  CHECK(validate(a).code() == status_code::invalid_argument);
+  a = base.indexer();
+  a.topk.indices = out.data();
+  CHECK(validate(a).ok());
+}
+
+TEST_CASE("entry B: a bad page is an error only where a candidate reads it") {
+  const host_workload base = make_workload(small(decode_spec(2, 150, 1, 35)));
+  const int ncb = 2, cbs = 8;
+  std::vector<int32_t> ids = {0, 1, 0, 1};  // positions 0 .. 15: page column 0 only
+  auto args_for = [&](const host_workload& w) {
+    candidate_indexer_args a = w.candidate_indexer();
+    a.candidates.blocks = ids.data();
+    a.candidates.num_blocks = a.candidates.stride = ncb;
+    a.candidates.block_size = cbs;
+    return a;
+  };
+  host_workload w = base;
+  w.block_table[0 * w.max_blocks + 3] = -1;  // not read
+  for (backend b : host_backends) {
+    const auto r = run_host(args_for(w), b);
+    CHECK(r.error_word == 0);
+    CHECK(check_candidate_indexer(base, r.args) == "");
+  }
+  w.block_table[1 * w.max_blocks + 0] = static_cast<int32_t>(w.num_pages);  // read by token 1
+  for (backend b : host_backends) {
+    const auto r = run_host(args_for(w), b);
+    CHECK(r.error_word == device_error_block_table);
+    CHECK(std::count(r.topk.begin() + 16, r.topk.begin() + 32, -1) == 16);
+    CHECK(check_topk_row(base, exact_candidate_row(base, 0, ids.data(), ncb, cbs), r.topk.data(),
+                         r.args.topk) == "");
+  }
+  std::vector<int32_t> out(32);
+  candidate_indexer_args a = args_for(w);
+  a.topk.indices = out.data();
+  CHECK(validate(a).code() == status_code::invalid_argument);
+}
+
+TEST_CASE("a null error word is allowed") {
+  host_workload w = make_workload(small(decode_spec(1, 60, 1, 36)));
+  w.seq_lens[0] = -1;
+  std::vector<int32_t> out(16, 0);
+  indexer_args a = w.indexer();
+  a.topk.indices = out.data();
+  for (backend b : host_backends) {
+    CHECK(run_indexer(a, on(b)).ok());
+    CHECK(std::count(out.begin(), out.end(), -1) == 16);
+  }
+}
