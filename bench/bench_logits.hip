@@ -1,0 +1,126 @@
+// Paged MXFP4 logits alone (plan + scoring kernel; row_info runs once before the clock), on the
+// anchor shapes: decode B=64 x ~32K (0.7-1.3x) H=64 page 64, next_n 1 and 2 (DeepGEMM's FP8
+// logits: 82 us on the H200), and causal prefill of one 8K / 32K-token request. GPU events
+// around one launch, L2 flushed (256 MiB memset) before each; bytes/s counts the K bytes of every
+// visible position once plus the logits written; FLOP/s counts 2 * H * D per (row, key).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "device_buffer.hpp"
+#include "mxi/device/paged_logits.hpp"
+#include "mxi/device/row_info.hpp"
+#include "workload.hpp"
+
+namespace {
+
+using namespace mxi;
+using mxi::testing::device_buffer;
+using mxi::testing::gpu_check;
+
+void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
+  if (!mxi::testing::gpu_present()) {
+    state.SkipWithError("no GPU");
+    return;
+  }
+  const int batch = static_cast<int>(state.range(0)), context = static_cast<int>(state.range(1));
+  const int next_n = static_cast<int>(state.range(2));
+  testing::workload_spec spec = prefill ? testing::prefill_spec({context}) : testing::decode_spec(batch, context, next_n);
+  spec.extra_pages = 0;
+  const testing::host_workload w = testing::make_workload(spec);
+
+  device_buffer<uint8_t> qv(w.q_values), qs(w.q_scales), cache(w.kv_cache);
+  device_buffer<float> weights(w.weights);
+  device_buffer<int32_t> bt(w.block_table), sl(w.seq_lens), qsl(w.query_start_loc);
+  device_buffer<device::row_info> rows(static_cast<size_t>(w.num_tokens));
+  const int requests = static_cast<int>(w.seq_lens.size());
+  device_buffer<char> row_ws(device::row_info_workspace(requests));
+  device::row_info_problem rp;
+  rp.query_start_loc = qsl.data();
+  rp.seq_lens = sl.data();
+  rp.block_table = bt.data();
+  rp.num_requests = requests;
+  rp.block_table_stride = w.max_blocks;
+  rp.num_tokens = w.num_tokens;
+  rp.num_pages = w.num_pages;
+  rp.block_size = spec.block_size;
+  rp.max_model_len = w.max_model_len;
+  gpu_check(device::launch_row_info(rp, rows.data(), row_ws.data(), nullptr, nullptr), "row_info");
+
+  device::paged_logits_args a;
+  a.q_values = qv.data();
+  a.q_scales = qs.data();
+  a.weights = weights.data();
+  a.num_heads = spec.num_heads;
+  a.cache = cache.data();
+  a.page_stride = w.page_stride;
+  a.block_size = spec.block_size;
+  a.block_table = bt.data();
+  a.block_table_stride = w.max_blocks;
+  a.query_start_loc = qsl.data();
+  a.num_requests = requests;
+  a.rows = rows.data();
+  a.row_end = w.num_tokens;
+  a.ld = w.max_model_len;
+  const int64_t out_rows = prefill ? 4096 : w.num_tokens;  // prefill: rows in slices of 4096
+  device_buffer<float> out(static_cast<size_t>(out_rows * a.ld));
+  a.out = out.data();
+  device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, requests));
+  device_buffer<char> flush(size_t{256} << 20);
+
+  int64_t keys = 0;
+  for (int64_t t = 0; t < w.num_tokens; ++t) keys += w.visible(t);
+  int64_t distinct_keys = 0;  // K bytes: each request's visible range read once
+  for (int r = 0; r < requests; ++r) distinct_keys += w.seq_lens[r];
+
+  platform::event_t start, stop;
+  gpu_check(platform::event_create(&start), "event");
+  gpu_check(platform::event_create(&stop), "event");
+  const auto run = [&] {
+    for (int64_t r0 = 0; r0 < w.num_tokens; r0 += out_rows) {
+      a.row_begin = r0;
+      a.row_end = std::min(w.num_tokens, r0 + out_rows);
+      gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "logits");
+    }
+  };
+  run();  // warm-up
+  for (auto _ : state) {
+    gpu_check(platform::memset_async(flush.data(), 0, flush.bytes(), nullptr), "flush");
+    gpu_check(platform::event_record(start, nullptr), "record");
+    run();
+    gpu_check(platform::event_record(stop, nullptr), "record");
+    gpu_check(platform::event_synchronize(stop), "sync");
+    float ms = 0;
+    gpu_check(platform::event_elapsed_ms(&ms, start, stop), "elapsed");
+    state.SetIterationTime(ms / 1e3);
+  }
+  const double bytes = static_cast<double>(distinct_keys) * 68 + static_cast<double>(keys) * 4;
+  const double flops = static_cast<double>(keys) * 2 * spec.num_heads * spec.head_dim;
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+  state.counters["FLOP/s"] = benchmark::Counter(flops * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["rows"] = static_cast<double>(w.num_tokens);
+  state.counters["keys"] = static_cast<double>(keys);
+  platform::event_destroy(start);
+  platform::event_destroy(stop);
+}
+
+void decode_args(benchmark::internal::Benchmark* b) {
+  b->Args({64, 32768, 1})->Args({64, 32768, 2})->Args({16, 131072, 1})->Args({1, 32768, 1});
+  b->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
+}
+void prefill_args(benchmark::internal::Benchmark* b) {
+  b->Args({1, 8192, 0})->Args({1, 32768, 0});
+  b->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);
+}
+
+#if !MXI_PLATFORM_HIP
+BENCHMARK_CAPTURE(bench_logits, decode_sm90, false, arch::target::sm90)->Apply(decode_args);
+BENCHMARK_CAPTURE(bench_logits, prefill_sm90, true, arch::target::sm90)->Apply(prefill_args);
+#endif
+BENCHMARK_CAPTURE(bench_logits, decode_generic, false, arch::target::generic)
+    ->Args({64, 32768, 1})->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,97 @@
+// Generic SIMT logits tile for every GPU without a faster path (sm_80, gfx942, ...): one lane per
+// key, integer dot products of twice-magnitude int8 codes (dp4a), exact per block, then the two
+// block scales (times 1/4) in fp32. The query row sits in the wave's shared scratch.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/arch/fp4_to_fp8.hpp"
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/config.hpp"
+#include "mxi/platform/intrinsics.hpp"
+
+namespace mxi::arch::generic {
+
+/// Eight packed E2M1 codes to eight int8 values 2 * code value (exact: -12 .. 12).
+MXI_HOST_DEVICE fp8x8 expand_e2m1x8_int8(uint32_t packed) {
+  constexpr uint32_t pos_lo = 0x03020100u, pos_hi = 0x0C080604u;  // 0 1 2 3 | 4 6 8 12
+  constexpr uint32_t neg_lo = 0xFDFEFF00u, neg_hi = 0xF4F8FAFCu;  // negated
+  const uint32_t magnitude = packed & 0x77777777u;
+  const uint32_t sign = (packed >> 3) & 0x11111111u;
+  const auto one = [&](uint32_t mag, uint32_t sg) {
+    const uint32_t p = byte_permute(pos_lo, pos_hi, mag), n = byte_permute(neg_lo, neg_hi, mag);
+    const uint32_t mask = byte_permute(0x0000FF00u, 0, sg);
+    return (p & ~mask) | (n & mask);
+  };
+  return {one(magnitude, sign), one(magnitude >> 16, sign >> 16)};
+}
+
+#if MXI_GPU_COMPILER
+
+MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
+
+template <int WaveSize, int Heads>
+struct row_scorer {
+  static constexpr int step_keys = WaveSize;
+  static constexpr int blocks = key_tile_shape::blocks;
+  static constexpr int words = key_tile_shape::head_dim / 4;  // int8x4 words a row
+  /// int8 codes [Heads][words], then scales [Heads][blocks] and weights [Heads] as fp32.
+  static constexpr int scratch_bytes = Heads * (words * 4 + blocks * 4 + 4);
+
+  const uint32_t* q;
+  const float* q_scale;
+  const float* weight;
+
+  /// Loads the first `heads` <= Heads heads of a row; the rest score zero.
+  MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
+                       int heads, float* scratch) {
+    auto* codes = reinterpret_cast<uint32_t*>(scratch);
+    auto* scales = scratch + Heads * words;
+    auto* w = scales + Heads * blocks;
+    const int lane = platform::lane_id<WaveSize>();
+    for (int i = lane; i < Heads * words / 2; i += WaveSize) {
+      const bool live = i < heads * words / 2;
+      const fp8x8 x = expand_e2m1x8_int8(live ? reinterpret_cast<const uint32_t*>(q_values)[i] : 0u);
+      codes[2 * i] = x.lo;
+      codes[2 * i + 1] = x.hi;
+    }
+    for (int i = lane; i < Heads * blocks; i += WaveSize)
+      scales[i] = i < heads * blocks ? e8m0_to_float(q_scales[i]) * 0.25f : 0.0f;
+    for (int i = lane; i < Heads; i += WaveSize) w[i] = i < heads ? weights[i] : 0.0f;
+    q = codes;
+    q_scale = scales;
+    weight = w;
+    platform::wave_barrier<WaveSize>();
+  }
+
+  template <class Out>
+  MXI_DEVICE void score(const key_tile& tile, int n0, Out&& out) const {
+    const int n = n0 + platform::lane_id<WaveSize>();
+    if (n >= key_tile_shape::keys) return;
+    uint32_t k[words];
+    for (int b = 0; b < blocks; ++b) {
+      for (int qw = 0; qw < 4; ++qw) {
+        const fp8x8 x = expand_e2m1x8_int8(tile.values[key_tile_shape::word(n, b, qw)]);
+        k[8 * b + 2 * qw] = x.lo;
+        k[8 * b + 2 * qw + 1] = x.hi;
+      }
+    }
+    float sk[blocks];
+    for (int b = 0; b < blocks; ++b) sk[b] = tile.scales[n * blocks + b];
+    float total = 0.0f;
+    for (int h = 0; h < Heads; ++h) {
+      float acc = 0.0f;
+      for (int b = 0; b < blocks; ++b) {
+        int dot = 0;
+        for (int j = 0; j < 8; ++j) dot = platform::dot4_i8(k[8 * b + j], q[h * words + 8 * b + j], dot);
+        acc = fmaf(static_cast<float>(dot), q_scale[h * blocks + b] * sk[b], acc);
+      }
+      total = fmaf(weight[h], relu(acc), total);
+    }
+    out(n, total);
+  }
+};
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::arch::generic

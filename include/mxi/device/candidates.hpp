@@ -1,0 +1,151 @@
+// The candidate pool of the two-level indexer (contract §6).
+//   publish: a block's key is the max key over its visible positions (NaN lowest), the block
+//            holding position visible-1 counts as +inf; the NCB live blocks with the largest keys
+//            (ties to the smaller id) are written ascending, -1 after. The block keys go through
+//            the same exact select as the top-k (device/topk.hpp).
+//   prep:    for entry point B, a caller's pool row becomes its live blocks, ascending and unique
+//            (-1, negative ids, repeats and blocks past the visible range dropped), -1 after, plus
+//            their count: what paged_logits' candidate mode reads. Since only the newest block
+//            can be partial, the valid columns of a compact candidate row [block slot][cbs] are
+//            one prefix (candidate_columns in paged_logits.hpp), and column order is position
+//            order: the top-k runs on it unchanged.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/block/block_radix_sort.hpp"
+#include "mxi/block/block_scan.hpp"
+#include "mxi/block/radix_key.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::device {
+
+inline constexpr int candidate_max_blocks = 4096;  ///< NCB the prep kernel sorts in one block
+
+namespace detail {
+
+/// keys[row][j] for the live blocks j < ceil(visible / cbs) of each row.
+template <int Threads, class Keys, class Visible>
+__global__ __launch_bounds__(Threads) void candidate_block_keys_kernel(Keys keys, Visible visible,
+                                                                      int cbs, uint32_t* out,
+                                                                      int64_t out_stride) {
+  const int64_t row = blockIdx.x;
+  const int64_t v = visible(row);
+  const int64_t j = static_cast<int64_t>(blockIdx.y) * Threads + threadIdx.x;
+  if (v <= 0 || j >= (v + cbs - 1) / cbs) return;
+  const int64_t lo = j * cbs;
+  const int64_t hi = lo + cbs < v ? lo + cbs : v;
+  uint32_t best = 0;
+  for (int64_t p = lo; p < hi; ++p) {
+    const uint32_t key = keys(row, p);
+    best = key > best ? key : best;
+  }
+  out[row * out_stride + j] = hi == v ? block::key_positive_infinity : best;
+}
+
+/// One block per row: sort, dedupe and compact the row's live ids; `counts[row]` gets how many.
+template <int Threads, int Items, class Visible>
+__global__ __launch_bounds__(Threads) void candidate_prep_kernel(
+    const int32_t* ids, int64_t ids_stride, int num_blocks, int cbs, Visible visible,
+    int32_t* prepared, int64_t prepared_stride, int32_t* counts) {
+  using sort = block::block_radix_sort<uint32_t, Threads, Items>;
+  using scan = block::block_scan<uint32_t, Threads>;
+  constexpr uint32_t none = 0xFFFFFFFFu;
+  __shared__ union {  // the sorted ids replace the sort's storage once it is done
+    typename sort::storage_type sort;
+    uint32_t sorted[Threads * Items];
+  } shared;
+  __shared__ typename scan::storage_type scan_storage;
+  uint32_t* sorted = shared.sorted;
+
+  const int64_t row = blockIdx.x;
+  const int64_t v = visible(row);
+  uint32_t id[Items];
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int i = static_cast<int>(threadIdx.x) * Items + j;
+    const int64_t b = i < num_blocks ? ids[row * ids_stride + i] : -1;
+    id[j] = b >= 0 && b * cbs < v ? static_cast<uint32_t>(b) : none;
+  }
+  sort::sort(id, shared.sort, 0, 32);
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < Items; ++j) sorted[threadIdx.x * Items + j] = id[j];
+  __syncthreads();
+
+  uint32_t keep = 0;
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int i = static_cast<int>(threadIdx.x) * Items + j;
+    keep += id[j] != none && (i == 0 || sorted[i - 1] != id[j]);
+  }
+  uint32_t slot, count;
+  scan::exclusive_sum(keep, slot, count, scan_storage);
+  int32_t* out = prepared + row * prepared_stride;
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int i = static_cast<int>(threadIdx.x) * Items + j;
+    if (id[j] == none || (i != 0 && sorted[i - 1] == id[j])) continue;
+    out[slot++] = static_cast<int32_t>(id[j]);
+  }
+  for (int i = static_cast<int>(count) + threadIdx.x; i < num_blocks; i += Threads) out[i] = -1;
+  if (threadIdx.x == 0) counts[row] = static_cast<int32_t>(count);
+}
+
+template <int Threads, class Visible>
+void launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs,
+                 Visible visible, int32_t* prepared, int64_t prepared_stride, int32_t* counts,
+                 platform::stream_t stream) {
+  candidate_prep_kernel<Threads, 4><<<static_cast<unsigned>(rows), Threads, 0, stream>>>(
+      ids, ids_stride, num_blocks, cbs, visible, prepared, prepared_stride, counts);
+}
+
+}  // namespace detail
+
+/// Live blocks of a row of `visible` positions.
+MXI_HOST_DEVICE int64_t candidate_live_blocks(int64_t visible, int cbs) {
+  return visible <= 0 ? 0 : (visible + cbs - 1) / cbs;
+}
+
+/// Row lengths for the block select: live blocks, -1 for a broken row.
+template <class Visible>
+struct live_block_lengths {
+  Visible visible;
+  int cbs;
+  MXI_DEVICE int64_t operator()(int64_t row) const {
+    const int64_t v = visible(row);
+    return v < 0 ? -1 : candidate_live_blocks(v, cbs);
+  }
+};
+
+/// Block keys of `rows` rows into keys[row][0, live blocks); `width` bounds the live blocks.
+template <class Keys, class Visible>
+platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys keys,
+                                              Visible visible, int cbs, uint32_t* out,
+                                              int64_t out_stride, platform::stream_t stream) {
+  constexpr int threads = 256;
+  if (rows == 0 || width == 0) return platform::success;
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((width + threads - 1) / threads));
+  detail::candidate_block_keys_kernel<threads><<<grid, threads, 0, stream>>>(keys, visible, cbs, out,
+                                                                            out_stride);
+  return platform::last_error();
+}
+
+/// Prepares `rows` pool rows of `num_blocks` ids (<= candidate_max_blocks) into `prepared`
+/// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]).
+template <class Visible>
+platform::error_t launch_candidate_prep(const int32_t* ids, int64_t ids_stride, int64_t rows,
+                                        int num_blocks, int cbs, Visible visible,
+                                        int32_t* prepared, int64_t prepared_stride,
+                                        int32_t* counts, platform::stream_t stream) {
+  if (rows == 0) return platform::success;
+  if (num_blocks <= 512)
+    detail::launch_prep<128>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
+  else if (num_blocks <= 1024)
+    detail::launch_prep<256>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
+  else
+    detail::launch_prep<1024>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
+  return platform::last_error();
+}
+
+}  // namespace mxi::device

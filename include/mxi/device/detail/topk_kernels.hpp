@@ -1,0 +1,227 @@
+// The kernels of the exact radix select (device/topk.hpp launches them). A row of n valid columns
+// is cut into segments of Config::segment columns, one thread block each, so a few long rows fill
+// the GPU as well as many short ones. Launches, each over (row, segment):
+//   histogram 0..2  count one digit of the keys whose higher digits equal the threshold's so far,
+//                   into the row's histogram; the row's last block to finish (an arrival counter)
+//                   turns the histogram into the next digit of the threshold, so later launches
+//                   read 8 bytes instead of re-walking histograms
+//   compact         writes the winners in ascending column order; a segment's first slot comes
+//                   from the counts of the segments before it (a decoupled look-back, blocks taken
+//                   in segment order from a ticket counter, so it cannot wait on an unscheduled
+//                   block), a column's from a block scan: the same bits whatever the segmentation
+//                   or the rest of the batch
+//   sort            (score order only) one block per row sorts the <= k winners by (score desc,
+//                   column asc)
+// Exact for any distribution: the threshold is found over the whole row, never in a bounded bin.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/block/block_radix_sort.hpp"
+#include "mxi/block/block_radix_threshold.hpp"
+#include "mxi/block/block_scan.hpp"
+#include "mxi/block/radix_key.hpp"
+
+namespace mxi::device::detail {
+
+using block::radix_digits;
+
+/// The threshold after some digits: those digits, and how many keys equal to them are wanted.
+struct threshold_state {
+  uint32_t prefix;
+  uint32_t rest;
+};
+
+/// Per-row scratch of one select, zeroed before the first histogram pass.
+struct select_scratch {
+  uint32_t* hist;                 ///< [rows][radix_digits::total_bins]
+  uint32_t* arrivals;             ///< [rows][passes]: blocks done with each pass
+  threshold_state* threshold;     ///< [rows][passes]: the threshold after each pass
+  unsigned long long* lookback;   ///< [rows][segments]: published segment counts
+  unsigned int* ticket;           ///< [1]: next (segment, row) of the compaction
+  int segments;
+};
+
+/// Segments of a row that take part in its select.
+template <class Config>
+MXI_DEVICE int64_t active_segments(int64_t n) {
+  return (n + Config::segment - 1) / Config::segment;
+}
+
+/// Pass `Pass` of the histogram: counts digit `Pass` of the segment's keys whose higher digits
+/// match the threshold found so far; the row's last block derives the next threshold state.
+template <class Config, int Pass, class Keys, class Lengths>
+__global__ __launch_bounds__(Config::block_threads) void radix_histogram_kernel(
+    Keys keys, Lengths lengths, int k, select_scratch scratch) {
+  constexpr int threads = Config::block_threads;
+  constexpr int bins = radix_digits::bins(Pass);
+  using find = block::block_radix_threshold<threads, bins>;
+  __shared__ uint32_t counts[bins];
+  __shared__ typename find::storage_type find_storage;
+  __shared__ bool last;
+
+  const int64_t row = blockIdx.x;
+  const int64_t n = lengths(row);
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * Config::segment;
+  if (n <= k || begin >= n) return;
+  const int64_t end = n < begin + Config::segment ? n : begin + Config::segment;
+  uint32_t* row_hist = scratch.hist + row * radix_digits::total_bins + radix_digits::offset(Pass);
+  const threshold_state before =
+      Pass == 0 ? threshold_state{0u, static_cast<uint32_t>(k)}
+                : scratch.threshold[row * radix_digits::passes + (Pass > 0 ? Pass - 1 : 0)];
+
+  for (int b = threadIdx.x; b < bins; b += threads) counts[b] = 0;
+  __syncthreads();
+  uint32_t key[Config::items_per_thread];
+#pragma unroll
+  for (int j = 0; j < Config::items_per_thread; ++j) {
+    const int64_t c = begin + j * threads + threadIdx.x;
+    key[j] = c < end ? keys(row, c) : 0u;
+  }
+#pragma unroll
+  for (int j = 0; j < Config::items_per_thread; ++j) {
+    const int64_t c = begin + j * threads + threadIdx.x;
+    if (c < end && radix_digits::matches(key[j], Pass, before.prefix))
+      atomicAdd(&counts[radix_digits::digit(key[j], Pass)], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < bins; b += threads)
+    if (counts[b] != 0) atomicAdd(&row_hist[b], counts[b]);
+
+  // The last block of the row sees every count (fence, then the arrival ticket).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(&scratch.arrivals[row * radix_digits::passes + Pass], 1u) + 1 ==
+           active_segments<Config>(n);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  uint32_t rest;
+  const volatile uint32_t* totals = row_hist;
+  const uint32_t digit = find::find(totals, before.rest, rest, find_storage);
+  if (threadIdx.x == 0)
+    scratch.threshold[row * radix_digits::passes + Pass] = {
+        (before.prefix << (Pass == 2 ? 10 : 11)) | digit, rest};
+}
+
+/// Look-back words: a flag in the top two bits, (above << 31 | equal) below, each count < 2^31.
+inline constexpr unsigned long long lookback_aggregate = 1ull << 62;
+inline constexpr unsigned long long lookback_prefix = 2ull << 62;
+inline constexpr unsigned long long lookback_counts = (1ull << 62) - 1;
+
+MXI_DEVICE unsigned long long pack_counts(uint64_t above, uint64_t equal) { return (above << 31) | equal; }
+
+/// Writes each row's winners in ascending column order as `map(row, column)` to out[row][slot],
+/// then -1 up to k (Fill). Rows with n <= k take every column.
+template <class Config, bool Fill, class Keys, class Lengths, class Map>
+__global__ __launch_bounds__(Config::block_threads) void radix_compact_kernel(
+    Keys keys, Lengths lengths, int k, select_scratch scratch, Map map, int32_t* out,
+    int64_t out_stride) {
+  constexpr int threads = Config::block_threads;
+  constexpr int items = Config::items_per_thread;
+  using scan = block::block_scan<unsigned long long, threads>;
+  __shared__ typename scan::storage_type scan_storage;
+  __shared__ unsigned int ticket;
+  __shared__ unsigned long long segment_prefix;
+
+  // Blocks take (segment, row) in ticket order: a block waits only on blocks that started first.
+  if (threadIdx.x == 0) ticket = atomicAdd(scratch.ticket, 1u);
+  __syncthreads();
+  const int64_t row = ticket % gridDim.x;
+  const int segment = static_cast<int>(ticket / gridDim.x);
+
+  const int64_t n = lengths(row);
+  int32_t* out_row = out + row * out_stride;
+  const int64_t taken = n < 0 ? 0 : (n < k ? n : k);
+  if (Fill && segment == 0)
+    for (int64_t s = taken + threadIdx.x; s < k; s += threads) out_row[s] = -1;
+
+  const int64_t begin = static_cast<int64_t>(segment) * Config::segment;
+  if (begin >= n) return;
+  const int64_t end = n < begin + Config::segment ? n : begin + Config::segment;
+  if (n <= k) {
+    for (int64_t c = begin + threadIdx.x; c < end; c += threads) out_row[c] = map(row, c);
+    return;
+  }
+  const threshold_state th = scratch.threshold[row * radix_digits::passes + 2];
+
+  // Blocked: thread i owns `items` consecutive columns, so a scan orders columns.
+  const int64_t first = begin + static_cast<int64_t>(threadIdx.x) * items;
+  uint32_t key[items];
+  unsigned long long local = 0;
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    key[j] = first + j < end ? keys(row, first + j) : 0u;
+    if (first + j < end) local += pack_counts(key[j] > th.prefix, key[j] == th.prefix);
+  }
+  unsigned long long offset, aggregate;
+  scan::exclusive_sum(local, offset, aggregate, scan_storage);
+
+  if (threadIdx.x == 0) {
+    volatile unsigned long long* words = scratch.lookback + row * scratch.segments;
+    unsigned long long prefix = 0;
+    if (segment > 0) {
+      atomicExch(const_cast<unsigned long long*>(&words[segment]), lookback_aggregate | aggregate);
+      for (int s = segment - 1;; ) {
+        const unsigned long long w = words[s];
+        if (w == 0) continue;  // segment s has not published yet
+        prefix += w & lookback_counts;
+        if (w & lookback_prefix) break;
+        --s;
+      }
+    }
+    atomicExch(const_cast<unsigned long long*>(&words[segment]), lookback_prefix | (prefix + aggregate));
+    segment_prefix = prefix;
+  }
+  __syncthreads();
+  offset += segment_prefix;
+  uint64_t above = offset >> 31, equal = offset & ((1ull << 31) - 1);
+  const uint64_t need = th.rest;
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    if (first + j >= end) break;
+    if (key[j] > th.prefix) {
+      out_row[above + (equal < need ? equal : need)] = map(row, first + j);
+      ++above;
+    } else if (key[j] == th.prefix) {
+      if (equal < need) out_row[above + equal] = map(row, first + j);
+      ++equal;
+    }
+  }
+}
+
+/// Score order: one block per row sorts the row's <= k winners (columns in `selected`, ascending)
+/// by (score desc, column asc), maps them and fills -1 up to k.
+template <int Threads, int Items, class Keys, class Lengths, class Map>
+__global__ __launch_bounds__(Threads) void sort_selected_kernel(
+    Keys keys, Lengths lengths, int k, const int32_t* selected, int column_bits, Map map,
+    int32_t* out, int64_t out_stride) {
+  using sort = block::block_radix_sort<uint64_t, Threads, Items>;
+  __shared__ typename sort::storage_type storage;
+
+  const int64_t row = blockIdx.x;
+  const int64_t n = lengths(row);
+  const int taken = static_cast<int>(n < 0 ? 0 : (n < k ? n : k));
+  const uint64_t column_mask = (uint64_t{1} << column_bits) - 1;
+  uint64_t item[Items];
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int r = static_cast<int>(threadIdx.x) * Items + j;
+    if (r < taken) {
+      const int64_t c = selected[row * k + r];
+      item[j] = (static_cast<uint64_t>(~keys(row, c)) << column_bits) | static_cast<uint64_t>(c);
+    } else {
+      item[j] = ~uint64_t{0};  // above every real item: columns stay below column_mask
+    }
+  }
+  sort::sort(item, storage, 0, 32 + column_bits);
+  int32_t* out_row = out + row * out_stride;
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int r = static_cast<int>(threadIdx.x) * Items + j;
+    if (r < k) out_row[r] = r < taken ? map(row, static_cast<int64_t>(item[j] & column_mask)) : -1;
+  }
+}
+
+}  // namespace mxi::device::detail

@@ -1,0 +1,465 @@
+// Paged MQA logits: scores[t][s] = sum_h w[t][h] relu(q[t][h] . k[s]) for query rows
+// [row_begin, row_end) over the paged MXFP4 cache, written to out[(t - row_begin) * ld + col].
+//
+// Two modes share one kernel through a key map:
+//   dense      col = position s in [0, visible(t)); `clean` fills [visible, width) with -inf.
+//   candidate  per row a list of candidate block ids (ascending, deduplicated, every block live:
+//              id * cbs < visible) and its count n; col = j * cbs + i <-> position ids[j] * cbs + i.
+//              The valid columns are then the prefix [0, candidate_columns(...)) (only the last
+//              block can be partly visible); columns past it are not written. Only the candidate
+//              tokens' bytes are read.
+//
+// Launch shape: a plan kernel (one block) splits the rows into groups of G consecutive tokens of
+// one request (G = 1 in candidate mode) and each group's key range into chunks sized so the
+// items outnumber the resident blocks; a persistent kernel (SMs x occupancy blocks of Waves
+// waves) walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline) in shared
+// memory; wave w scores row w % G of the group over a 1/(Waves/G) share of each tile with the
+// arch policy's row scorer, which holds the query row in registers. Addressing is 64-bit.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "mxi/arch/async_copy.hpp"
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/arch/select.hpp"
+#include "mxi/device/row_info.hpp"
+#include "mxi/layout/cache_layout.hpp"
+#include "mxi/platform/intrinsics.hpp"
+#include "mxi/platform/runtime.hpp"
+#include "mxi/platform/wave.hpp"
+
+namespace mxi::device {
+
+/// Everything the logits kernels read and write (device pointers).
+struct paged_logits_args {
+  const uint8_t* q_values = nullptr;  ///< [T][H][D/2]
+  const uint8_t* q_scales = nullptr;  ///< [T][H][D/32]
+  const float* weights = nullptr;     ///< [T][H]
+  int num_heads = 64;                 ///< H: 16..128, a multiple of 16
+  const uint8_t* cache = nullptr;
+  int64_t page_stride = 0;
+  int block_size = 64;  ///< BS (D = 128)
+  cache_layout layout = cache_layout::linear;
+  const int32_t* block_table = nullptr;
+  int64_t block_table_stride = 0;
+  const int32_t* query_start_loc = nullptr;  ///< [R + 1]
+  int num_requests = 0;
+  const row_info* rows = nullptr;  ///< [T] from launch_row_info
+  int64_t row_begin = 0, row_end = 0;
+  float* out = nullptr;
+  int64_t ld = 0;      ///< row stride of out, in floats
+  int64_t width = 0;   ///< dense + clean: columns of out to fill
+  bool clean = false;  ///< dense: -inf on [visible, width); invalid rows get -inf throughout
+  // Candidate mode when candidate_ids is set: [T][candidate_stride] ids, candidate_counts[T].
+  const int32_t* candidate_ids = nullptr;
+  int64_t candidate_stride = 0;
+  const int32_t* candidate_counts = nullptr;
+  int candidate_block_size = 8;
+};
+
+/// Valid columns of a candidate row (the prefix property above); device and host.
+MXI_HOST_DEVICE int64_t candidate_columns(const int32_t* ids, int count, int cbs, int64_t visible) {
+  if (count <= 0 || visible <= 0) return 0;
+  const int64_t tail = visible - static_cast<int64_t>(ids[count - 1]) * cbs;
+  return static_cast<int64_t>(count - 1) * cbs + (tail < 0 ? 0 : (tail > cbs ? cbs : tail));
+}
+
+namespace detail {
+
+inline constexpr int logits_stages = 4;
+inline constexpr int plan_threads = 1024;
+inline constexpr int min_chunk = 256, max_chunk = 2048;
+
+/// Rows per group for a batch shape: decode (few rows a request) keeps each request's rows
+/// together so they share every K read; prefill takes 4 rows, one a wave.
+inline int rows_per_group(int64_t rows, int num_requests, bool candidate) {
+  if (candidate || num_requests <= 0) return 1;
+  const int64_t per_request = (rows + num_requests - 1) / num_requests;
+  return per_request <= 1 ? 1 : per_request <= 2 ? 2 : 4;
+}
+
+/// The plan in workspace: int32 [header 4][request group base R+1][first, rows, keys: NG each]
+/// [item base NG+1], NG = ceil(rows / G) + R.
+struct plan_view {
+  int32_t* header;  // num_groups, num_items, chunk
+  int32_t* request_base;
+  int32_t* first;
+  int32_t* rows;
+  int32_t* keys;
+  int32_t* item_base;
+
+  MXI_HOST_DEVICE static int64_t max_groups(int64_t rows, int num_requests) {
+    return rows + num_requests;  // G = 1 is the worst case
+  }
+  MXI_HOST_DEVICE static size_t bytes(int64_t rows, int num_requests) {
+    return sizeof(int32_t) * (4 + (num_requests + 1) + 4 * max_groups(rows, num_requests) + 1);
+  }
+  MXI_HOST_DEVICE plan_view(void* ws, int64_t rows_, int num_requests) {
+    const int64_t ng = max_groups(rows_, num_requests);
+    header = static_cast<int32_t*>(ws);
+    request_base = header + 4;
+    first = request_base + num_requests + 1;
+    rows = first + ng;
+    keys = rows + ng;
+    item_base = keys + ng;
+  }
+};
+
+#if MXI_GPU_COMPILER
+
+/// Exclusive prefix of v over the block (Hillis-Steele in shared memory); *total gets the sum.
+MXI_DEVICE int64_t block_exclusive_scan(int64_t v, int64_t* smem, int64_t* total) {
+  const int tid = threadIdx.x;
+  smem[tid] = v;
+  __syncthreads();
+  for (int d = 1; d < plan_threads; d *= 2) {
+    const int64_t add = tid >= d ? smem[tid - d] : 0;
+    __syncthreads();
+    smem[tid] += add;
+    __syncthreads();
+  }
+  const int64_t inclusive = smem[tid];
+  *total = smem[plan_threads - 1];
+  __syncthreads();
+  return inclusive - v;
+}
+
+MXI_DEVICE int32_t clamp_row(int64_t v, int64_t lo, int64_t hi) {
+  return static_cast<int32_t>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/// Keys a group's row scores: its visible length (dense) or valid candidate columns.
+struct dense_keys {
+  static constexpr bool candidate = false;
+  MXI_DEVICE int64_t columns(int64_t, int64_t visible) const { return visible; }
+  MXI_DEVICE int64_t position(int64_t, int64_t col) const { return col; }
+};
+struct candidate_keys {
+  static constexpr bool candidate = true;
+  const int32_t* ids;
+  int64_t stride;
+  const int32_t* counts;
+  int cbs;
+  MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
+    return candidate_columns(ids + t * stride, counts[t], cbs, visible);
+  }
+  MXI_DEVICE int64_t position(int64_t t, int64_t col) const {
+    return static_cast<int64_t>(ids[t * stride + col / cbs]) * cbs + col % cbs;
+  }
+};
+
+template <class KeyMap>
+__global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a, KeyMap map,
+                                                            int group, int target_items,
+                                                            plan_view plan) {
+  __shared__ int64_t scan[plan_threads];
+  const int tid = threadIdx.x;
+  const int64_t lo_row = a.row_begin, hi_row = a.row_end;
+  // Groups per request, over the rows in [row_begin, row_end); garbage query_start_loc stays in
+  // range (row_info then marks every row invalid).
+  int64_t base = 0;
+  for (int r0 = 0; r0 <= a.num_requests; r0 += plan_threads) {
+    const int r = r0 + tid;
+    int64_t groups = 0;
+    if (r < a.num_requests) {
+      const int32_t lo = clamp_row(a.query_start_loc[r], lo_row, hi_row);
+      const int32_t hi = clamp_row(a.query_start_loc[r + 1], lo, hi_row);
+      groups = (hi - lo + group - 1) / group;
+    }
+    int64_t total;
+    const int64_t prefix = block_exclusive_scan(groups, scan, &total);
+    if (r <= a.num_requests) plan.request_base[r] = static_cast<int32_t>(base + prefix);
+    base += total;
+  }
+  const int64_t num_groups = base;
+  // Each group: its first row, row count and key count; the total sizes the chunks.
+  int64_t my_keys = 0;
+  for (int64_t gi = tid; gi < num_groups; gi += plan_threads) {
+    int lo = 0, hi = a.num_requests - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (plan.request_base[mid] <= gi) lo = mid;
+      else hi = mid - 1;
+    }
+    const int32_t start = clamp_row(a.query_start_loc[lo], lo_row, hi_row);
+    const int32_t end = clamp_row(a.query_start_loc[lo + 1], start, hi_row);
+    const int32_t first = start + static_cast<int32_t>(gi - plan.request_base[lo]) * group;
+    const int32_t rows = min(group, end - first);
+    int64_t keys = 0;
+    for (int i = 0; i < rows; ++i) {
+      const row_info info = a.rows[first + i];
+      if (info.visible > 0) keys = max(keys, map.columns(first + i, info.visible));
+    }
+    plan.first[gi] = first;
+    plan.rows[gi] = rows;
+    plan.keys[gi] = static_cast<int32_t>(keys);
+    my_keys += keys;
+  }
+  int64_t all_keys;
+  block_exclusive_scan(my_keys, scan, &all_keys);
+  int64_t chunk = (all_keys + target_items - 1) / max(target_items, 1);
+  chunk = (chunk + arch::key_tile_shape::keys - 1) / arch::key_tile_shape::keys *
+          arch::key_tile_shape::keys;
+  chunk = chunk < min_chunk ? min_chunk : (chunk > max_chunk ? max_chunk : chunk);
+  base = 0;
+  for (int64_t g0 = 0; g0 < num_groups; g0 += plan_threads) {
+    const int64_t gi = g0 + tid;
+    const int64_t items = gi < num_groups ? (plan.keys[gi] + chunk - 1) / chunk : 0;
+    int64_t total;
+    const int64_t prefix = block_exclusive_scan(items, scan, &total);
+    if (gi < num_groups) plan.item_base[gi] = static_cast<int32_t>(base + prefix);
+    base += total;
+  }
+  if (tid == 0) {
+    plan.item_base[num_groups] = static_cast<int32_t>(base);
+    plan.header[0] = static_cast<int32_t>(num_groups);
+    plan.header[1] = static_cast<int32_t>(base);
+    plan.header[2] = static_cast<int32_t>(chunk);
+  }
+}
+
+template <class Policy, int Heads>
+struct logits_smem {
+  using shape = arch::key_tile_shape;
+  static constexpr int raw_scale_bytes = shape::keys * 4;
+  static constexpr int stage_bytes = shape::value_bytes + shape::scale_float_bytes + raw_scale_bytes;
+  static constexpr int column_bytes = max_chunk * 8;  // position and page id of each column
+  static constexpr int scratch_bytes = Policy::template scorer<Heads>::scratch_bytes;
+  static constexpr int bytes(int waves) {
+    return logits_stages * stage_bytes + column_bytes + waves * scratch_bytes;
+  }
+};
+
+/// Blocks a multiprocessor should hold: registers allow three of 128 threads up to 64 heads.
+template <int Heads>
+inline constexpr int logits_min_blocks = Heads <= 64 ? 3 : 1;
+
+template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
+__global__ __launch_bounds__(Waves * Policy::wave_size, logits_min_blocks<Heads>) void
+paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) {
+  if constexpr (!Policy::compiled_here) {
+    __builtin_trap();
+  } else {
+    using shape = arch::key_tile_shape;
+    using smem_t = logits_smem<Policy, Heads>;
+    using scorer_t = typename Policy::template scorer<Heads>;
+    constexpr int wave_size = Policy::wave_size;
+    constexpr int threads = Waves * wave_size;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tid = threadIdx.x;
+    const int wave = platform::wave_id<wave_size>();
+    const int slot = wave % group, slices = Waves / group, slice = wave / group;
+    auto* column_pos = reinterpret_cast<int32_t*>(smem + logits_stages * smem_t::stage_bytes);
+    int32_t* column_page = column_pos + max_chunk;
+    float* scratch = reinterpret_cast<float*>(smem + logits_stages * smem_t::stage_bytes +
+                                              smem_t::column_bytes + wave * smem_t::scratch_bytes);
+    const layout::page_shape page{a.block_size, shape::head_dim};
+    const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
+
+    scorer_t scorer;
+    int64_t loaded_row = -1;
+    for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
+      int lo = 0, hi = num_groups - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (plan.item_base[mid] <= item) lo = mid;
+        else hi = mid - 1;
+      }
+      const int64_t first = plan.first[lo];
+      const int k_begin = (item - plan.item_base[lo]) * chunk;
+      const int k_end = min(plan.keys[lo], k_begin + chunk);
+      const int32_t request = a.rows[first].request;
+      const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
+      // The staging row (candidate mode: the group's single row) bounds the positions read.
+      const int32_t stage_visible = a.rows[first].visible;
+
+      // Position and page of every column of the chunk, once, so the tile loop issues its
+      // copies without waiting on dependent loads. -1: a column not to read.
+#pragma unroll 4
+      for (int c = tid; c < k_end - k_begin; c += threads) {
+        const int64_t pos = map.position(first, k_begin + c);
+        const bool ok = pos >= 0 && pos < stage_visible;
+        column_pos[c] = ok ? static_cast<int32_t>(pos) : -1;
+        column_page[c] = ok ? table[static_cast<int32_t>(pos) / a.block_size] : 0;
+      }
+
+      const int64_t my_row = first + slot;
+      int my_limit = 0;  // columns this wave writes
+      if (slot < plan.rows[lo]) {
+        const row_info info = a.rows[my_row];
+        if (info.visible > 0) my_limit = static_cast<int>(min(map.columns(my_row, info.visible), static_cast<int64_t>(k_end)));
+      }
+      if (my_limit > k_begin && my_row != loaded_row) {
+        const int64_t qh = my_row * a.num_heads;
+        scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks,
+                    a.weights + qh, a.num_heads, scratch);
+        loaded_row = my_row;
+      }
+      platform::block_barrier();  // column tables ready
+
+      const auto stage = [&](int k0, int s) {
+        unsigned char* base = smem + s * smem_t::stage_bytes;
+        for (int i = tid; i < shape::keys * (shape::blocks + 1); i += threads) {
+          const bool value = i < shape::keys * shape::blocks;
+          const int n = value ? i / shape::blocks : i - shape::keys * shape::blocks;
+          const int c = k0 + n - k_begin;
+          if (k0 + n >= k_end) continue;
+          const int32_t pos = column_pos[c];
+          if (pos < 0) continue;
+          const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
+          const int token = pos % a.block_size;
+          if (value) {
+            const int b = i % shape::blocks;
+            arch::copy_async<16>(base + 4 * shape::word(n, b, 0),
+                                 page_ptr + Layout::value_offset(page, token, b));
+          } else {
+            arch::copy_async<4>(base + shape::value_bytes + shape::scale_float_bytes + 4 * n,
+                                page_ptr + Layout::scale_offset(page, token, 0));
+          }
+        }
+        arch::copy_commit();
+      };
+
+      const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
+      for (int s = 0; s < logits_stages - 1; ++s) {
+        if (s < tiles) stage(k_begin + s * shape::keys, s);
+        else arch::copy_commit();
+      }
+      for (int i = 0; i < tiles; ++i) {
+        const int next = i + logits_stages - 1;
+        if (next < tiles) stage(k_begin + next * shape::keys, next % logits_stages);
+        else arch::copy_commit();
+        arch::copy_wait<logits_stages - 1>();
+        platform::block_barrier();
+        unsigned char* base = smem + (i % logits_stages) * smem_t::stage_bytes;
+        auto* scales = reinterpret_cast<float*>(base + shape::value_bytes);
+        for (int n = tid; n < shape::keys; n += threads) {
+          const uint32_t raw = reinterpret_cast<const uint32_t*>(
+              base + shape::value_bytes + shape::scale_float_bytes)[n];
+          for (int b = 0; b < shape::blocks; ++b)
+            scales[n * shape::blocks + b] = arch::e8m0_to_float((raw >> (8 * b)) & 0xFFu);
+        }
+        platform::block_barrier();
+        const int k0 = k_begin + i * shape::keys;
+        if (my_limit > k0) {
+          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales};
+          float* out_row = a.out + (my_row - a.row_begin) * a.ld;
+          for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
+               n0 += slices * scorer_t::step_keys) {
+            if (k0 + n0 >= my_limit) break;
+            scorer.score(tile, n0, [&](int n, float v) {
+              if (k0 + n < my_limit) out_row[k0 + n] = v;
+            });
+          }
+        }
+        platform::block_barrier();
+      }
+    }
+  }
+}
+
+/// -inf on [max(visible, 0), width) of each dense row; a block a row.
+__global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out, int64_t ld,
+                             int64_t width) {
+  const int64_t t = row_begin + blockIdx.x;
+  const int64_t visible = rows[t].visible;
+  float* row = out + static_cast<int64_t>(blockIdx.x) * ld;
+  for (int64_t c = (visible > 0 ? visible : 0) + threadIdx.x; c < width; c += blockDim.x)
+    row[c] = -__int_as_float(0x7F800000);
+}
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace detail
+
+/// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests.
+inline size_t paged_logits_workspace(int64_t rows, int num_requests) {
+  return detail::plan_view::bytes(rows, num_requests);
+}
+
+#if MXI_GPU_COMPILER
+
+namespace detail {
+
+template <class Layout, class Policy, int Heads, class KeyMap>
+platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& map, int group,
+                                     void* workspace, platform::stream_t stream) {
+  constexpr int waves = 4;
+  constexpr int threads = waves * Policy::wave_size;
+  auto* kernel = &paged_logits_kernel<Layout, Policy, Heads, waves, KeyMap>;
+  const int smem = logits_smem<Policy, Heads>::bytes(waves);
+  platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, smem);
+  int device = 0, sms = 0, per_sm = 0;
+  if (e == platform::success) e = platform::get_device(&device);
+  if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
+  if (e == platform::success) e = platform::max_active_blocks(&per_sm, kernel, threads, smem);
+  if (e != platform::success) return e;
+  const int grid = sms * std::max(per_sm, 1);
+  const int64_t rows = a.row_end - a.row_begin;
+  plan_view plan(workspace, rows, a.num_requests);
+  plan_logits<<<1, plan_threads, 0, stream>>>(a, map, group, 4 * grid, plan);
+  kernel<<<grid, threads, smem, stream>>>(a, map, group, plan);
+  return platform::last_error();
+}
+
+template <class Layout, class Policy, class KeyMap>
+platform::error_t launch_logits_heads(const paged_logits_args& a, const KeyMap& map, int group,
+                                      void* ws, platform::stream_t stream) {
+  if (a.num_heads <= 32) return launch_logits_with<Layout, Policy, 32>(a, map, group, ws, stream);
+  if (a.num_heads <= 64) return launch_logits_with<Layout, Policy, 64>(a, map, group, ws, stream);
+  return launch_logits_with<Layout, Policy, 128>(a, map, group, ws, stream);
+}
+
+template <class KeyMap>
+platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, void* ws,
+                                platform::stream_t stream, const arch::target* force) {
+  const int64_t rows = a.row_end - a.row_begin;
+  if (rows <= 0) return platform::success;
+  int device = 0, wave_size = 0;
+  arch::target target = arch::target::generic;
+  platform::error_t e = platform::get_device(&device);
+  if (e == platform::success) e = platform::device_wave_size(device, &wave_size);
+  if (e == platform::success) e = arch::select_target(device, &target);
+  if (e != platform::success) return e;
+  if (force) target = *force;
+  const int group = rows_per_group(rows, a.num_requests, KeyMap::candidate);
+  return layout::dispatch(a.layout, [&](auto layout_policy) {
+    using L = decltype(layout_policy);
+#if !MXI_PLATFORM_HIP
+    if (target == arch::target::sm90)
+      return launch_logits_heads<L, arch::sm90_policy>(a, map, group, ws, stream);
+#endif
+    platform::error_t r = platform::success;
+    const bool known = platform::dispatch_wave_size(wave_size, [&](auto w) {
+      r = launch_logits_heads<L, arch::generic_policy<decltype(w)::value>>(a, map, group, ws, stream);
+    });
+    return known ? r : platform::invalid_value;
+  });
+}
+
+}  // namespace detail
+
+/// Dense or candidate logits (see the file comment). `workspace`: paged_logits_workspace bytes.
+/// `force` picks a tile other than the device's best (tests run the generic path on an H200).
+inline platform::error_t launch_paged_logits(const paged_logits_args& a, void* workspace,
+                                             platform::stream_t stream,
+                                             const arch::target* force = nullptr) {
+  platform::error_t e;
+  if (a.candidate_ids) {
+    const detail::candidate_keys map{a.candidate_ids, a.candidate_stride, a.candidate_counts,
+                                     a.candidate_block_size};
+    e = detail::launch_logits(a, map, workspace, stream, force);
+  } else {
+    e = detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);
+  }
+  if (e != platform::success || !a.clean || a.candidate_ids || a.row_end <= a.row_begin) return e;
+  detail::clean_logits<<<static_cast<unsigned>(a.row_end - a.row_begin), 256, 0, stream>>>(
+      a.rows, a.row_begin, a.out, a.ld, a.width);
+  return platform::last_error();
+}
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::device

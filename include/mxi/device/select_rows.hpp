@@ -1,0 +1,65 @@
+// How the indexer's score rows look to the select (device/topk.hpp): row lengths from row_info
+// (dense) or from a prepared candidate list, and the maps from a selected column to what the
+// top-k row holds (a position, or a cache slot through the block table). Rows are counted from
+// the first row of a chunk: the pointers here are already offset to it.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/config.hpp"
+#include "mxi/device/row_info.hpp"
+
+namespace mxi::device {
+
+/// Dense rows: the visible length (-1: broken row).
+struct visible_lengths {
+  const row_info* rows;
+  MXI_DEVICE int64_t operator()(int64_t row) const { return rows[row].visible; }
+};
+
+/// Candidate rows: the valid columns of the prepared list, a prefix of the compact row (only the
+/// newest block can be partial); -1 for a broken row.
+struct candidate_lengths {
+  const row_info* rows;
+  const int32_t* ids;  ///< prepared: ascending, unique, live, -1 after counts[row]
+  int64_t stride;
+  const int32_t* counts;
+  int cbs;
+  MXI_DEVICE int64_t operator()(int64_t row) const {
+    const int64_t visible = rows[row].visible;
+    const int count = counts[row];
+    if (visible < 0) return -1;
+    if (count == 0) return 0;
+    const int64_t tail = visible - static_cast<int64_t>(ids[row * stride + count - 1]) * cbs;
+    return static_cast<int64_t>(count - 1) * cbs + (tail < cbs ? tail : cbs);
+  }
+};
+
+/// Column of a compact candidate row -> position.
+struct candidate_positions {
+  const int32_t* ids;
+  int64_t stride;
+  int cbs;
+  MXI_DEVICE int32_t operator()(int64_t row, int64_t column) const {
+    return static_cast<int32_t>(static_cast<int64_t>(ids[row * stride + column / cbs]) * cbs +
+                                column % cbs);
+  }
+};
+
+/// Position -> cache slot: block_table[request][pos / BS] * BS + pos % BS. The ids were checked by
+/// row_info for every page a computed row can see.
+template <class Positions>
+struct cache_slots {
+  Positions positions;
+  const row_info* rows;
+  const int32_t* block_table;
+  int64_t block_table_stride;
+  int block_size;
+  MXI_DEVICE int32_t operator()(int64_t row, int64_t column) const {
+    const int64_t pos = positions(row, column);
+    const int64_t page = block_table[rows[row].request * block_table_stride + pos / block_size];
+    return static_cast<int32_t>(page * block_size + pos % block_size);
+  }
+};
+
+}  // namespace mxi::device

@@ -1,0 +1,178 @@
+// Exact, deterministic top-k over rows of scores (device/detail/topk_kernels.hpp has the passes).
+// A row is the columns [0, n) of some key source; n < 0 marks a broken row (all -1). The k
+// largest keys win, equal keys go to the smaller column, and the row is written as
+// map(row, column) in ascending column order, or by (score desc, column asc), then -1 up to k.
+// Stream-ordered, no allocation, no host sync: safe under graph capture.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mxi/block/radix_key.hpp"
+#include "mxi/device/detail/topk_kernels.hpp"
+#include "mxi/mxi.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::device {
+
+/// Threads of a block and columns each thread takes: a segment of block_threads * items columns
+/// per block. 512 x 8 puts 8 blocks on a 32K row, enough to fill an H200 from 64 rows.
+template <int BlockThreads = 512, int ItemsPerThread = 8>
+struct topk_config {
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int segment = BlockThreads * ItemsPerThread;
+  static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
+  static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
+};
+
+inline constexpr int topk_max_k = 4096;
+
+/// Key sources: key(row, column) is the order-preserving image of the score.
+struct float_score_keys {
+  const float* scores;
+  int64_t stride;
+  MXI_DEVICE uint32_t operator()(int64_t row, int64_t column) const {
+    return block::score_key(scores[row * stride + column]);
+  }
+};
+struct uint_keys {
+  const uint32_t* keys;
+  int64_t stride;
+  MXI_DEVICE uint32_t operator()(int64_t row, int64_t column) const { return keys[row * stride + column]; }
+};
+
+/// Row lengths from an int32 array (-1: broken row).
+struct int_lengths {
+  const int32_t* n;
+  MXI_DEVICE int64_t operator()(int64_t row) const { return n[row]; }
+};
+
+/// Column -> output: the column itself.
+struct identity_map {
+  MXI_DEVICE int32_t operator()(int64_t, int64_t column) const { return static_cast<int32_t>(column); }
+};
+
+/// What a top-k launch covers: `rows` rows of at most `width` valid columns.
+struct topk_shape {
+  int64_t rows = 0;
+  int64_t width = 0;
+  int k = 0;
+  output_order order = output_order::position;
+};
+
+namespace detail {
+
+inline size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+template <class Config>
+int64_t topk_segments(int64_t width) {
+  return width <= Config::segment ? 1 : (width + Config::segment - 1) / Config::segment;
+}
+
+/// Smallest b with 2^b > width: the column bits of a sort key, leaving the all-ones pattern free.
+inline int column_bits(int64_t width) {
+  int b = 1;
+  while ((int64_t{1} << b) <= width) ++b;
+  return b;
+}
+
+/// The workspace, carved in order: the per-row scratch the memset clears (histograms, arrivals,
+/// thresholds, look-back words, the ticket), then the staged winners (score order).
+template <class Config>
+struct topk_workspace {
+  select_scratch scratch;
+  int32_t* selected;
+
+  static size_t cleared_bytes(const topk_shape& s) {
+    const size_t rows = static_cast<size_t>(s.rows);
+    return align_up(rows * block::radix_digits::total_bins * sizeof(uint32_t)) +
+           align_up(rows * block::radix_digits::passes * sizeof(uint32_t)) +
+           align_up(rows * block::radix_digits::passes * sizeof(threshold_state)) +
+           align_up(rows * topk_segments<Config>(s.width) * sizeof(unsigned long long)) +
+           align_up(sizeof(unsigned int));
+  }
+  static size_t bytes(const topk_shape& s) {
+    return cleared_bytes(s) +
+           (s.order == output_order::score ? align_up(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t)) : 0);
+  }
+  topk_workspace(const topk_shape& s, void* base) {
+    const size_t rows = static_cast<size_t>(s.rows);
+    const int64_t segments = topk_segments<Config>(s.width);
+    char* p = static_cast<char*>(base);
+    auto carve = [&p](size_t bytes) {
+      char* q = p;
+      p += align_up(bytes);
+      return q;
+    };
+    scratch.hist = reinterpret_cast<uint32_t*>(carve(rows * block::radix_digits::total_bins * sizeof(uint32_t)));
+    scratch.arrivals = reinterpret_cast<uint32_t*>(carve(rows * block::radix_digits::passes * sizeof(uint32_t)));
+    scratch.threshold = reinterpret_cast<threshold_state*>(carve(rows * block::radix_digits::passes * sizeof(threshold_state)));
+    scratch.lookback = reinterpret_cast<unsigned long long*>(carve(rows * segments * sizeof(unsigned long long)));
+    scratch.ticket = reinterpret_cast<unsigned int*>(carve(sizeof(unsigned int)));
+    scratch.segments = static_cast<int>(segments);
+    selected = reinterpret_cast<int32_t*>(p);
+  }
+};
+
+/// One block per row holding Threads * 4 >= k winners.
+template <int Threads, class Keys, class Lengths, class Map>
+void launch_sort(const topk_shape& s, Keys keys, Lengths lengths, const int32_t* selected, Map map,
+                 int32_t* out, int64_t out_stride, platform::stream_t stream) {
+  sort_selected_kernel<Threads, 4><<<static_cast<unsigned>(s.rows), Threads, 0, stream>>>(
+      keys, lengths, s.k, selected, column_bits(s.width), map, out, out_stride);
+}
+
+}  // namespace detail
+
+/// Bytes of workspace launch_topk needs for `shape`.
+template <class Config = topk_config<>>
+size_t topk_workspace_bytes(const topk_shape& shape) {
+  return detail::topk_workspace<Config>::bytes(shape);
+}
+
+/// Whether launch_topk takes `shape` (k in [1, 4096], segments within a grid dimension,
+/// columns below 2^31).
+template <class Config = topk_config<>>
+bool topk_supports(const topk_shape& shape) {
+  return shape.k >= 1 && shape.k <= topk_max_k && shape.rows >= 0 && shape.rows <= INT32_MAX &&
+         shape.width < INT32_MAX && detail::topk_segments<Config>(shape.width) <= 65535;
+}
+
+/// Selects row by row into out[row][0, k). `workspace` holds topk_workspace_bytes(shape) bytes.
+/// Returns the launch status (platform::success when every kernel was queued).
+template <class Config = topk_config<>, class Keys, class Lengths, class Map>
+platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
+                              int32_t* out, int64_t out_stride, void* workspace,
+                              platform::stream_t stream) {
+  if (shape.rows == 0) return platform::success;
+  using ws_t = detail::topk_workspace<Config>;
+  const ws_t ws(shape, workspace);
+  const int segments = static_cast<int>(detail::topk_segments<Config>(shape.width));
+  const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(segments));
+  constexpr int threads = Config::block_threads;
+
+  platform::error_t e = platform::memset_async(workspace, 0, ws_t::cleared_bytes(shape), stream);
+  if (e != platform::success) return e;
+  detail::radix_histogram_kernel<Config, 0><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  detail::radix_histogram_kernel<Config, 1><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  detail::radix_histogram_kernel<Config, 2><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  if (shape.order == output_order::position) {
+    detail::radix_compact_kernel<Config, true><<<grid, threads, 0, stream>>>(
+        keys, lengths, shape.k, ws.scratch, map, out, out_stride);
+    return platform::last_error();
+  }
+  detail::radix_compact_kernel<Config, false><<<grid, threads, 0, stream>>>(
+      keys, lengths, shape.k, ws.scratch, identity_map{}, ws.selected, int64_t{shape.k});
+  if (shape.k <= 512)
+    detail::launch_sort<128>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+  else if (shape.k <= 1024)
+    detail::launch_sort<256>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+  else if (shape.k <= 2048)
+    detail::launch_sort<512>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+  else
+    detail::launch_sort<1024>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+  return platform::last_error();
+}
+
+}  // namespace mxi::device

@@ -1,0 +1,125 @@
+// Cross-lane operations with the wave size as a template parameter (32 on NVIDIA, 64 on gfx9),
+// chosen on the host per device (wave.hpp); device code never reads warpSize as a constant.
+// Only this file and runtime.hpp name vendor intrinsics.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "mxi/config.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::platform {
+
+/// Bit mask over the lanes of a wave of `WaveSize` lanes.
+template <int WaveSize>
+using lane_mask_t = std::conditional_t<(WaveSize > 32), uint64_t, uint32_t>;
+
+template <int WaveSize>
+inline constexpr lane_mask_t<WaveSize> full_lane_mask = ~lane_mask_t<WaveSize>(0);
+
+#if MXI_GPU_COMPILER
+
+/// Lane index inside the wave (blocks are one-dimensional in this library).
+template <int WaveSize>
+MXI_DEVICE int lane_id() {
+  return static_cast<int>(threadIdx.x) & (WaveSize - 1);
+}
+template <int WaveSize>
+MXI_DEVICE int wave_id() {
+  return static_cast<int>(threadIdx.x) / WaveSize;
+}
+
+template <int WaveSize, class T>
+MXI_DEVICE T shuffle_xor(T v, int lane_mask) {
+#if MXI_PLATFORM_HIP
+  return __shfl_xor(v, lane_mask, WaveSize);
+#else
+  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
+  return __shfl_xor_sync(full_lane_mask<WaveSize>, v, lane_mask, WaveSize);
+#endif
+}
+
+template <int WaveSize, class T>
+MXI_DEVICE T shuffle_down(T v, int delta) {
+#if MXI_PLATFORM_HIP
+  return __shfl_down(v, static_cast<unsigned>(delta), WaveSize);
+#else
+  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
+  return __shfl_down_sync(full_lane_mask<WaveSize>, v, static_cast<unsigned>(delta), WaveSize);
+#endif
+}
+
+template <int WaveSize, class T>
+MXI_DEVICE T shuffle_idx(T v, int src_lane) {
+#if MXI_PLATFORM_HIP
+  return __shfl(v, src_lane, WaveSize);
+#else
+  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
+  return __shfl_sync(full_lane_mask<WaveSize>, v, src_lane, WaveSize);
+#endif
+}
+
+/// Lanes whose `predicate` holds (every lane of the wave must call it).
+template <int WaveSize>
+MXI_DEVICE lane_mask_t<WaveSize> ballot(bool predicate) {
+#if MXI_PLATFORM_HIP
+  return static_cast<lane_mask_t<WaveSize>>(__ballot(predicate));
+#else
+  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
+  return __ballot_sync(full_lane_mask<WaveSize>, predicate);
+#endif
+}
+
+template <int WaveSize>
+MXI_DEVICE bool all(bool predicate) {
+  return ballot<WaveSize>(predicate) == full_lane_mask<WaveSize>;
+}
+template <int WaveSize>
+MXI_DEVICE bool any(bool predicate) {
+  return ballot<WaveSize>(predicate) != 0;
+}
+
+template <class Mask>
+MXI_DEVICE int popcount(Mask m) {
+  if constexpr (sizeof(Mask) == 8) return __popcll(static_cast<unsigned long long>(m));
+  else return __popc(static_cast<unsigned>(m));
+}
+
+/// Orders the lanes of one wave (memory and execution) where the vendor needs it.
+template <int WaveSize>
+MXI_DEVICE void wave_barrier() {
+#if MXI_PLATFORM_HIP
+  __builtin_amdgcn_wave_barrier();
+#else
+  __syncwarp(full_lane_mask<WaveSize>);
+#endif
+}
+
+/// c + the dot product of four signed bytes of a with four of b (dp4a / v_dot4_i32_i8).
+MXI_DEVICE int dot4_i8(int a, int b, int c) {
+#if !MXI_PLATFORM_HIP
+  return __dp4a(a, b, c);
+#elif defined(__gfx942__) || defined(__gfx950__) || defined(__gfx90a__) || defined(__gfx908__)
+  return __builtin_amdgcn_sdot4(a, b, c, false);
+#else
+  for (int i = 0; i < 4; ++i)
+    c += static_cast<int8_t>(a >> (8 * i)) * static_cast<int8_t>(b >> (8 * i));
+  return c;
+#endif
+}
+
+/// Block-wide barrier with shared-memory ordering.
+MXI_DEVICE void block_barrier() { __syncthreads(); }
+
+/// Sum over the wave, every lane gets it (xor butterfly: the same order on every lane, so every
+/// lane holds bitwise the same value).
+template <int WaveSize, class T>
+MXI_DEVICE T wave_sum(T v) {
+  for (int m = WaveSize / 2; m > 0; m /= 2) v += shuffle_xor<WaveSize>(v, m);
+  return v;
+}
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::platform

@@ -1,0 +1,412 @@
+// The GPU backend through the host API: the CPU cases on the GPU (same generators, same exact
+// checker), identical to the CPU where the contract fixes the answer (visible <= k rows, ties,
+// candidate pools, index spaces, broken rows), within tolerance elsewhere; then the large shapes,
+// determinism across batches and the device error bits. Without a GPU every case skips visibly.
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "check.hpp"
+#include "device_buffer.hpp"
+#include "host_run.hpp"
+#include "skip.hpp"
+#include "workload.hpp"
+
+using namespace mxi;
+using namespace mxi::testing;
+
+namespace {
+
+#define REQUIRE_GPU()                                                  \
+  if (!gpu_present() || !backend_available(backend::gpu))             \
+  MXI_SKIP("no GPU: the GPU backend tests need a device and MXI_BACKEND=cuda or hip")
+
+/// The inputs of a workload in device memory.
+struct gpu_inputs {
+  device_buffer<uint8_t> q_values, q_scales, cache;
+  device_buffer<float> weights;
+  device_buffer<int32_t> block_table, seq_lens, query_start_loc;
+
+  explicit gpu_inputs(const host_workload& w)
+      : q_values(w.q_values), q_scales(w.q_scales), cache(w.kv_cache), weights(w.weights),
+        block_table(w.block_table), seq_lens(w.seq_lens), query_start_loc(w.query_start_loc) {}
+
+  template <class Args>
+  void point(Args& a) const {
+    a.queries.values = q_values.data();
+    a.queries.scales = q_scales.data();
+    a.queries.weights = weights.data();
+    a.cache.data = cache.data();
+    a.requests.block_table = block_table.data();
+    a.requests.seq_lens = seq_lens.data();
+    a.requests.query_start_loc = query_start_loc.data();
+  }
+};
+
+/// Runs `d` (device pointers) with a poisoned workspace of exactly the size asked for.
+template <class Args>
+status run_on_gpu(const Args& d, uint32_t* error_word) {
+  size_t bytes = 0;
+  const status s = workspace_bytes(d, backend::gpu, bytes);
+  if (!s.ok()) return s;
+  device_buffer<char> workspace(bytes);
+  workspace.fill_bytes(0xA5);
+  execution exec;
+  exec.where = backend::gpu;
+  exec.workspace = workspace.data();
+  exec.workspace_bytes = bytes;
+  exec.error_word = error_word;
+  status st;
+  if constexpr (std::is_same_v<Args, indexer_args>) st = run_indexer(d, exec);
+  else st = run_candidate_indexer(d, exec);
+  gpu_check(platform::device_synchronize(), "synchronize");
+  return st;
+}
+
+/// Entry A on the GPU, outputs sized like run_host's; the result's args point at host copies.
+host_result<indexer_args> run_gpu(const host_workload& w, indexer_args a) {
+  host_result<indexer_args> r;
+  const gpu_inputs in(w);
+  indexer_args d = a;
+  in.point(d);
+  const size_t t = static_cast<size_t>(a.queries.num_tokens);
+  device_buffer<int32_t> topk(t * a.topk.stride), candidates;
+  device_buffer<float> logits;
+  topk.fill_bytes(0x7F);
+  d.topk.indices = topk.data();
+  if (a.logits.stride > 0) {
+    logits = device_buffer<float>(t * a.logits.stride);
+    logits.upload(std::vector<float>(logits.size(), unwritten_logit));
+    d.logits.data = logits.data();
+  }
+  if (a.candidates.num_blocks > 0) {
+    if (a.candidates.stride == 0) a.candidates.stride = d.candidates.stride = a.candidates.num_blocks;
+    candidates = device_buffer<int32_t>(t * a.candidates.stride);
+    candidates.fill_bytes(0x7F);
+    d.candidates.blocks = candidates.data();
+  }
+  device_buffer<uint32_t> error_word(std::vector<uint32_t>{0});
+  r.st = run_on_gpu(d, error_word.data());
+  r.error_word = error_word.download()[0];
+  r.topk = topk.download();
+  a.topk.indices = r.topk.data();
+  if (a.logits.stride > 0) {
+    r.logits = logits.download();
+    a.logits.data = r.logits.data();
+  }
+  if (a.candidates.num_blocks > 0) {
+    r.candidates = candidates.download();
+    a.candidates.blocks = r.candidates.data();
+  }
+  r.args = a;
+  return r;
+}
+
+/// Entry B on the GPU with the pool `a` names (host memory).
+host_result<candidate_indexer_args> run_gpu(const host_workload& w, candidate_indexer_args a) {
+  host_result<candidate_indexer_args> r;
+  const gpu_inputs in(w);
+  candidate_indexer_args d = a;
+  in.point(d);
+  const size_t t = static_cast<size_t>(a.queries.num_tokens);
+  device_buffer<int32_t> pool(std::vector<int32_t>(a.candidates.blocks, a.candidates.blocks + t * a.candidates.stride));
+  d.candidates.blocks = pool.data();
+  device_buffer<int32_t> topk(t * a.topk.stride);
+  topk.fill_bytes(0x7F);
+  d.topk.indices = topk.data();
+  device_buffer<uint32_t> error_word(std::vector<uint32_t>{0});
+  r.st = run_on_gpu(d, error_word.data());
+  r.error_word = error_word.download()[0];
+  r.topk = topk.download();
+  a.topk.indices = r.topk.data();
+  r.args = a;
+  return r;
+}
+
+/// A random problem like the CPU suite's, at the GPU's head dim (128).
+struct random_case {
+  workload_spec spec;
+  output_order order;
+  index_space space;
+  int publish_blocks;
+  bool logits;
+};
+
+random_case draw(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + rng() % v.size()); };
+  random_case c;
+  if (rng() % 2) {
+    c.spec = decode_spec(pick({1, 2, 3}), pick({40, 150, 500, 3000}), pick({1, 2, 4}), seed);
+  } else {
+    std::vector<int32_t> lens;
+    for (int r = pick({1, 2, 3}); r > 0; --r) lens.push_back(pick({1, 5, 17, 40, 300}));
+    c.spec = prefill_spec(lens, seed);
+  }
+  c.spec.num_heads = pick({16, 32, 64, 128});
+  c.spec.block_size = pick({16, 32, 64, 256});
+  c.spec.compress_ratio = pick({1, 1, 2, 4});
+  c.spec.topk = pick({1, 8, 33, 100, 256, 2048});
+  c.spec.layout = rng() % 2 ? cache_layout::linear : cache_layout::mfma16;
+  c.spec.keys = rng() % 4 == 0 ? key_pattern::few_distinct : key_pattern::gaussian;
+  c.spec.page_padding = pick({0, 0, 32});
+  c.order = rng() % 2 ? output_order::score : output_order::position;
+  c.space = rng() % 3 == 0 ? index_space::cache_slot : index_space::position;
+  c.publish_blocks = pick({0, 0, 2, 16, 300});
+  c.logits = rng() % 3 == 0;
+  return c;
+}
+
+indexer_args args_for(const host_workload& w, const random_case& c) {
+  indexer_args a = w.indexer();
+  a.topk.order = c.order;
+  a.topk.space = c.space;
+  a.candidates.num_blocks = c.publish_blocks;
+  a.candidates.block_size = 8;
+  if (c.logits) {
+    a.logits.stride = w.max_model_len + 3;
+    a.logits.clean = c.publish_blocks % 2 == 0;
+  }
+  return a;
+}
+
+/// Checks the listed rows of an entry-A result (all rows when `rows` is empty).
+void check_rows(const host_workload& w, const host_result<indexer_args>& r, std::vector<int64_t> rows) {
+  if (rows.empty())
+    for (int64_t t = 0; t < w.num_tokens; ++t) rows.push_back(t);
+  for (int64_t t : rows) {
+    const row_truth truth = exact_row(w, t);
+    INFO("token " << t << " visible " << truth.visible);
+    CHECK(check_topk_row(w, truth, r.topk.data() + t * r.args.topk.stride, r.args.topk) == "");
+  }
+}
+
+/// The sub-batch of request `req` alone, with the same keys, queries and pages.
+host_workload only_request(const host_workload& w, int req) {
+  host_workload s = w;
+  const int32_t lo = w.query_start_loc[req], hi = w.query_start_loc[req + 1];
+  const size_t h = static_cast<size_t>(w.spec.num_heads), d = static_cast<size_t>(w.spec.head_dim);
+  s.num_tokens = hi - lo;
+  s.q_values.assign(w.q_values.begin() + lo * h * d / 2, w.q_values.begin() + hi * h * d / 2);
+  s.q_scales.assign(w.q_scales.begin() + lo * h * d / 32, w.q_scales.begin() + hi * h * d / 32);
+  s.weights.assign(w.weights.begin() + lo * h, w.weights.begin() + hi * h);
+  s.seq_lens = {w.seq_lens[req]};
+  s.query_start_loc = {0, hi - lo};
+  s.block_table.assign(w.block_table.begin() + req * w.max_blocks, w.block_table.begin() + (req + 1) * w.max_blocks);
+  s.spec.query_lens = {hi - lo};
+  s.spec.seq_lens = {w.seq_lens[req]};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("gpu entry A agrees with the exact checker on random problems", "[gpu]") {
+  REQUIRE_GPU();
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const random_case c = draw(seed);
+    const host_workload w = make_workload(c.spec);
+    INFO("seed " << seed << " H " << c.spec.num_heads << " BS " << c.spec.block_size << " c "
+                 << c.spec.compress_ratio << " k " << c.spec.topk << " T " << w.num_tokens);
+    const auto r = run_gpu(w, args_for(w, c));
+    REQUIRE(r.st.message() == "");
+    CHECK(r.error_word == 0);
+    CHECK(check_indexer(w, r.args) == "");
+  }
+}
+
+TEST_CASE("gpu entry B agrees with the exact checker on random candidate rows", "[gpu][candidates]") {
+  REQUIRE_GPU();
+  for (uint64_t seed = 101; seed <= 130; ++seed) {
+    const random_case c = draw(seed);
+    const host_workload w = make_workload(c.spec);
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    const int ncb = 1 + static_cast<int>(rng() % (seed % 3 == 0 ? 700 : 12));
+    std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb));
+    for (int32_t& id : ids) id = static_cast<int32_t>(rng() % 80) - 8;  // some -1, some too large
+    candidate_indexer_args a = w.candidate_indexer();
+    a.topk.order = c.order;
+    a.topk.space = c.space;
+    a.candidates.blocks = ids.data();
+    a.candidates.stride = ncb;
+    a.candidates.num_blocks = ncb;
+    a.candidates.block_size = 1 + static_cast<int>(rng() % 16);
+    const auto r = run_gpu(w, a);
+    REQUIRE(r.st.message() == "");
+    CHECK(check_candidate_indexer(w, r.args) == "");
+  }
+}
+
+TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", "[gpu]") {
+  REQUIRE_GPU();
+  SECTION("visible <= k: every position, then -1, in both orders and index spaces") {
+    workload_spec s = decode_spec(3, 900, 2, 21);
+    s.topk = 2048;
+    const host_workload w = make_workload(s);
+    for (output_order order : {output_order::position, output_order::score})
+      for (index_space space : {index_space::position, index_space::cache_slot}) {
+        indexer_args a = w.indexer();
+        a.topk.order = order;
+        a.topk.space = space;
+        const auto g = run_gpu(w, a);
+        const auto h = run_host(a, backend::cpu);
+        REQUIRE(g.st.ok());
+        if (order == output_order::position) CHECK(g.topk == h.topk);
+        CHECK(check_indexer(w, g.args) == "");
+      }
+  }
+  SECTION("all-equal keys: ties go to the smaller position, publish pins the newest block") {
+    workload_spec s = decode_spec(4, 6000, 2, 22);
+    s.keys = key_pattern::all_equal;
+    s.topk = 512;
+    const host_workload w = make_workload(s);
+    for (output_order order : {output_order::position, output_order::score}) {
+      indexer_args a = w.indexer();
+      a.topk.order = order;
+      a.candidates.num_blocks = 37;
+      a.candidates.block_size = 8;
+      const auto g = run_gpu(w, a);
+      const auto h = run_host(a, backend::reference);
+      REQUIRE(g.st.ok());
+      CHECK(g.topk == h.topk);
+      CHECK(g.candidates == h.candidates);
+    }
+  }
+  SECTION("a published pool consumed by entry B, cache-slot space") {
+    workload_spec s = decode_spec(3, 5000, 2, 23);
+    s.keys = key_pattern::few_distinct;
+    s.topk = 256;
+    const host_workload w = make_workload(s);
+    indexer_args a = w.indexer();
+    a.candidates.num_blocks = 64;
+    a.candidates.block_size = 8;
+    const auto g = run_gpu(w, a);
+    const auto h = run_host(a, backend::reference);
+    REQUIRE(g.st.ok());
+    CHECK(g.candidates == h.candidates);  // few distinct keys: block maxima tie exactly
+    candidate_indexer_args b = w.candidate_indexer();
+    b.candidates.blocks = h.candidates.data();
+    b.candidates.stride = 64;
+    b.candidates.num_blocks = 64;
+    b.candidates.block_size = 8;
+    b.topk.space = index_space::cache_slot;
+    const auto gb = run_gpu(w, b);
+    const auto hb = run_host(b, backend::reference);
+    REQUIRE(gb.st.ok());
+    CHECK(gb.topk == hb.topk);
+  }
+}
+
+TEST_CASE("gpu: a request gives the same bits alone and in a batch", "[gpu]") {
+  REQUIRE_GPU();
+  workload_spec s = decode_spec(6, 20000, 2, 31);
+  const host_workload w = make_workload(s);
+  const host_workload one = only_request(w, 3);
+  for (output_order order : {output_order::position, output_order::score}) {
+    indexer_args a = w.indexer();
+    a.topk.order = order;
+    a.candidates.num_blocks = 128;
+    indexer_args b = one.indexer();
+    b.topk.order = order;
+    b.candidates.num_blocks = 128;
+    const auto batch = run_gpu(w, a);
+    const auto alone = run_gpu(one, b);
+    REQUIRE(batch.st.ok());
+    REQUIRE(alone.st.ok());
+    const int32_t lo = w.query_start_loc[3];
+    CHECK(std::equal(alone.topk.begin(), alone.topk.end(), batch.topk.begin() + lo * a.topk.stride));
+    CHECK(std::equal(alone.candidates.begin(), alone.candidates.end(), batch.candidates.begin() + lo * 128));
+  }
+}
+
+TEST_CASE("gpu: broken request data gives all -1 rows and the device error bits", "[gpu]") {
+  REQUIRE_GPU();
+  workload_spec s = decode_spec(4, 3000, 2, 41);
+  s.topk = 256;
+  host_workload w = make_workload(s);
+  w.block_table[1 * w.max_blocks + 5] = static_cast<int32_t>(w.num_pages + 7);  // request 1
+  w.seq_lens[2] = 1;                                                             // < n_2 = 2
+  indexer_args a = w.indexer();
+  const auto g = run_gpu(w, a);
+  const auto h = run_host(a, backend::reference);
+  REQUIRE(g.st.ok());
+  CHECK(g.error_word == h.error_word);
+  CHECK(g.error_word == (device_error_block_table | device_error_seq_len));
+  for (int req : {1, 2})
+    for (int32_t t = w.query_start_loc[req]; t < w.query_start_loc[req + 1]; ++t)
+      CHECK(std::all_of(g.topk.begin() + t * 256, g.topk.begin() + (t + 1) * 256, [](int32_t v) { return v == -1; }));
+  for (int req : {0, 3})
+    for (int32_t t = w.query_start_loc[req]; t < w.query_start_loc[req + 1]; ++t)
+      CHECK(check_topk_row(w, exact_row(w, t), g.topk.data() + t * 256, g.args.topk) == "");
+}
+
+TEST_CASE("gpu: arguments the GPU cannot take are refused by name", "[gpu]") {
+  REQUIRE_GPU();
+  const host_workload w = make_workload(decode_spec(1, 100, 1, 51));
+  const gpu_inputs in(w);
+  indexer_args d = w.indexer();
+  in.point(d);
+  device_buffer<int32_t> topk(static_cast<size_t>(w.num_tokens * d.topk.stride));
+  d.topk.indices = topk.data();
+  size_t bytes = 0;
+  REQUIRE(workspace_bytes(d, backend::gpu, bytes).ok());
+  REQUIRE(bytes > 0);
+  device_buffer<char> workspace(bytes);
+  execution exec;
+  exec.where = backend::gpu;
+  exec.workspace = workspace.data();
+  exec.workspace_bytes = bytes - 1;
+  const status st = run_indexer(d, exec);
+  CHECK(st.code() == status_code::invalid_argument);
+  CHECK(st.message().find("exec.workspace_bytes") != std::string::npos);
+}
+
+TEST_CASE("gpu large: 64 requests x 32K context decode, k 2048", "[gpu][large]") {
+  REQUIRE_GPU();
+  const host_workload w = make_workload(decode_spec(64, 32768, 1, 61));
+  indexer_args a = w.indexer();
+  a.candidates.num_blocks = 512;
+  const auto r = run_gpu(w, a);
+  REQUIRE(r.st.ok());
+  CHECK(r.error_word == 0);
+  check_rows(w, r, {0, 17, 40, 63});
+}
+
+TEST_CASE("gpu large: a 16K-token prefill (several chunks), k 2048", "[gpu][large]") {
+  REQUIRE_GPU();
+  workload_spec s = prefill_spec({16384}, 62);
+  const host_workload w = make_workload(s);
+  indexer_args a = w.indexer();
+  a.topk.order = output_order::score;
+  const auto r = run_gpu(w, a);
+  REQUIRE(r.st.ok());
+  check_rows(w, r, {0, 2047, 2048, 9000, 16383});
+}
+
+TEST_CASE("gpu large: k 4096 over 256K-wide rows, and all-equal 256K rows", "[gpu][large]") {
+  REQUIRE_GPU();
+  workload_spec s;
+  s.num_heads = 16;
+  s.block_size = 256;
+  s.topk = 4096;
+  s.query_lens = {1, 1, 1};
+  s.seq_lens = {262144, 200001, 262144};
+  s.seed = 63;
+  for (key_pattern keys : {key_pattern::gaussian, key_pattern::all_equal}) {
+    s.keys = keys;
+    const host_workload w = make_workload(s);
+    indexer_args a = w.indexer();
+    a.topk.space = index_space::cache_slot;
+    const auto r = run_gpu(w, a);
+    REQUIRE(r.st.ok());
+    if (keys == key_pattern::all_equal) {
+      const auto h = run_host(a, backend::cpu);
+      CHECK(r.topk == h.topk);
+    } else {
+      check_rows(w, r, {0, 1, 2});
+    }
+  }
+}

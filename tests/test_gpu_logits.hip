@@ -1,0 +1,421 @@
+// The scoring kernels, the K-cache writer and the Q quantizer on the GPU, against the float64
+// truth of tests/common/check.hpp (logits) and format::quantize_block on the host (bit-exact).
+// Host-only cases (the FP4 -> FP8 and int8 expands, the tile swizzle, the candidate prefix) run
+// everywhere, CI included; GPU cases skip visibly without a device.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "catch.hpp"
+#include "check.hpp"
+#include "device_buffer.hpp"
+#include "mxi/arch/fp4_to_fp8.hpp"
+#include "mxi/arch/generic.hpp"
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/device/k_cache_writer.hpp"
+#include "mxi/device/paged_logits.hpp"
+#include "mxi/device/q_quantizer.hpp"
+#include "mxi/device/row_info.hpp"
+#include "skip.hpp"
+#include "workload.hpp"
+
+namespace {
+
+using namespace mxi;
+using mxi::testing::device_buffer;
+using mxi::testing::gpu_check;
+
+#define REQUIRE_GPU() \
+  if (!mxi::testing::gpu_present()) MXI_SKIP("no GPU: the GPU logits tests need a device")
+
+// ---------------------------------------------------------------------------------------------
+// Host: the building blocks' arithmetic.
+
+TEST_CASE("e2m1 to e4m3 is exact for every code and shift 0..8", "[host][arch]") {
+  for (int shift = 0; shift <= 8; ++shift)
+    for (unsigned code = 0; code < 16; ++code) {
+      const float want = format::decode_e2m1(code) * std::ldexp(1.0f, -shift);
+      const float got = arch::decode_e4m3(arch::e4m3_of_e2m1(code, shift));
+      INFO("code " << code << " shift " << shift);
+      CHECK(got == want);
+      CHECK(std::signbit(got) == std::signbit(want));
+    }
+}
+
+TEST_CASE("packed expands match the per-code definitions", "[host][arch]") {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const uint32_t w = rng();
+    const arch::fp8x8 fp8 = arch::expand_e2m1x8(w);
+    const arch::fp8x8 i8 = arch::generic::expand_e2m1x8_int8(w);
+    for (int e = 0; e < 8; ++e) {
+      const unsigned code = (w >> (4 * e)) & 0xFu;
+      const uint32_t word_fp8 = e < 4 ? fp8.lo : fp8.hi, word_i8 = e < 4 ? i8.lo : i8.hi;
+      const auto byte_fp8 = static_cast<uint8_t>(word_fp8 >> (8 * (e % 4)));
+      const auto byte_i8 = static_cast<int8_t>(word_i8 >> (8 * (e % 4)));
+      REQUIRE(byte_fp8 == arch::e4m3_of_e2m1(code, 0));
+      REQUIRE(byte_i8 == ((code & 8u) ? -1 : 1) * format::e2m1_twice_magnitude(code));
+    }
+  }
+}
+
+TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host][arch]") {
+  using shape = arch::key_tile_shape;
+  std::set<int> words;
+  for (int n = 0; n < shape::keys; ++n)
+    for (int b = 0; b < shape::blocks; ++b)
+      for (int q = 0; q < 4; ++q) {
+        const int w = shape::word(n, b, q);
+        REQUIRE(w / (shape::row_bytes / 4) == n);
+        words.insert(w);
+      }
+  CHECK(words.size() == static_cast<size_t>(shape::value_bytes / 4));
+  // The sm90 read of one block by a warp (lane = key g, quarter t) touches 32 distinct banks.
+  for (int b = 0; b < shape::blocks; ++b) {
+    std::set<int> banks;
+    for (int lane = 0; lane < 32; ++lane) banks.insert(shape::word(lane / 4, b, lane % 4) % 32);
+    CHECK(banks.size() == 32);
+  }
+}
+
+TEST_CASE("candidate columns are the visible prefix", "[host][candidate]") {
+  const int32_t ids[] = {0, 3, 7};
+  CHECK(device::candidate_columns(ids, 3, 8, 64) == 24);  // block 7 covers 56..63, all visible
+  CHECK(device::candidate_columns(ids, 3, 8, 60) == 20);  // 56..59 of block 7
+  CHECK(device::candidate_columns(ids, 3, 8, 0) == 0);
+  CHECK(device::candidate_columns(ids, 0, 8, 64) == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU: logits against the float64 truth.
+
+/// A workload's inputs in device memory plus the row_info pass.
+struct device_problem {
+  const testing::host_workload& w;
+  device_buffer<uint8_t> q_values, q_scales, cache;
+  device_buffer<float> weights;
+  device_buffer<int32_t> block_table, seq_lens, query_start_loc;
+  device_buffer<device::row_info> rows;
+  device_buffer<char> row_ws;
+  device_buffer<uint32_t> error_word{1};
+
+  explicit device_problem(const testing::host_workload& wl)
+      : w(wl), q_values(wl.q_values), q_scales(wl.q_scales), cache(wl.kv_cache),
+        weights(wl.weights), block_table(wl.block_table), seq_lens(wl.seq_lens),
+        query_start_loc(wl.query_start_loc), rows(static_cast<size_t>(std::max<int64_t>(wl.num_tokens, 1))),
+        row_ws(device::row_info_workspace(static_cast<int>(wl.seq_lens.size()))) {
+    error_word.fill_bytes(0);
+  }
+
+  device::row_info_problem row_problem() const {
+    device::row_info_problem p;
+    p.query_start_loc = query_start_loc.data();
+    p.seq_lens = seq_lens.data();
+    p.block_table = block_table.data();
+    p.num_requests = static_cast<int>(w.seq_lens.size());
+    p.block_table_stride = w.max_blocks;
+    p.num_tokens = w.num_tokens;
+    p.num_pages = w.num_pages;
+    p.block_size = w.spec.block_size;
+    p.compress_ratio = w.spec.compress_ratio;
+    p.max_model_len = w.max_model_len;
+    return p;
+  }
+
+  void compute_rows() {
+    gpu_check(device::launch_row_info(row_problem(), rows.data(), row_ws.data(), error_word.data(), nullptr),
+              "launch_row_info");
+  }
+
+  device::paged_logits_args logits_args(float* out, int64_t ld) const {
+    device::paged_logits_args a;
+    a.q_values = q_values.data();
+    a.q_scales = q_scales.data();
+    a.weights = weights.data();
+    a.num_heads = w.spec.num_heads;
+    a.cache = cache.data();
+    a.page_stride = w.page_stride;
+    a.block_size = w.spec.block_size;
+    a.layout = w.spec.layout;
+    a.block_table = block_table.data();
+    a.block_table_stride = w.max_blocks;
+    a.query_start_loc = query_start_loc.data();
+    a.num_requests = static_cast<int>(w.seq_lens.size());
+    a.rows = rows.data();
+    a.row_begin = 0;
+    a.row_end = w.num_tokens;
+    a.out = out;
+    a.ld = ld;
+    a.width = ld;
+    a.clean = true;
+    return a;
+  }
+};
+
+/// Runs dense logits on `target` and checks every row (scores and the -inf tail).
+void check_dense(const testing::host_workload& w, arch::target target) {
+  device_problem d(w);
+  d.compute_rows();
+  const int64_t ld = w.max_model_len + 5;
+  device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
+  out.fill_bytes(0x7F);  // poison: 0x7F7F7F7F is a large finite float no score equals
+  device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
+  gpu_check(device::launch_paged_logits(d.logits_args(out.data(), ld), ws.data(), nullptr, &target),
+            "launch_paged_logits");
+  gpu_check(platform::device_synchronize(), "synchronize");
+  const std::vector<float> host = out.download();
+  const std::vector<device::row_info> rows = d.rows.download();
+  CHECK(d.error_word.download()[0] == 0u);
+  for (int64_t t = 0; t < w.num_tokens; ++t) {
+    REQUIRE(rows[t].visible == w.visible(t));
+    REQUIRE(rows[t].request == w.request_of(t));
+    const testing::row_truth truth = testing::exact_row(w, t);
+    const std::string why = testing::check_logits_row(truth, host.data() + t * ld, ld, true);
+    INFO("token " << t << " visible " << truth.visible);
+    REQUIRE(why.empty());
+  }
+}
+
+const char* name_of(arch::target t) { return t == arch::target::sm90 ? "sm90" : "generic"; }
+
+std::vector<arch::target> targets_here() {
+  int device = 0;
+  arch::target best = arch::target::generic;
+  gpu_check(platform::get_device(&device), "get_device");
+  gpu_check(arch::select_target(device, &best), "select_target");
+  if (best == arch::target::generic) return {arch::target::generic};
+  return {best, arch::target::generic};
+}
+
+TEST_CASE("GPU logits: decode next_n 1..4, both layouts, pages 16/64/256", "[gpu][logits]") {
+  REQUIRE_GPU();
+  for (const arch::target target : targets_here())
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+      for (const int bs : {16, 64, 256})
+        for (int next_n = 1; next_n <= 4; ++next_n) {
+          testing::workload_spec s = testing::decode_spec(3, 700, next_n, 11 * bs + next_n);
+          s.layout = layout;
+          s.block_size = bs;
+          s.page_padding = 16;
+          INFO(name_of(target) << " layout " << int(layout) << " bs " << bs << " next_n " << next_n);
+          check_dense(testing::make_workload(s), target);
+        }
+}
+
+TEST_CASE("GPU logits: ragged prefill and compress ratios", "[gpu][logits]") {
+  REQUIRE_GPU();
+  for (const arch::target target : targets_here())
+    for (const int c : {1, 2, 4})
+      for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+        testing::workload_spec s = testing::prefill_spec({300, 1, 77, 530}, 5 + c);
+        s.compress_ratio = c;
+        s.layout = layout;
+        INFO(name_of(target) << " c " << c << " layout " << int(layout));
+        check_dense(testing::make_workload(s), target);
+      }
+}
+
+TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits]") {
+  REQUIRE_GPU();
+  for (const arch::target target : targets_here()) {
+    for (const int h : {16, 48, 128}) {
+      testing::workload_spec s = testing::decode_spec(2, 400, 2, h);
+      s.num_heads = h;
+      INFO(name_of(target) << " H " << h);
+      check_dense(testing::make_workload(s), target);
+    }
+    testing::workload_spec ties = testing::decode_spec(2, 500, 1, 3);
+    ties.keys = testing::key_pattern::few_distinct;
+    check_dense(testing::make_workload(ties), target);
+    check_dense(testing::make_workload(testing::decode_spec(1, 20000, 1, 4)), target);
+  }
+}
+
+TEST_CASE("GPU logits: query rows whose block scales spread past the e4m3 fold", "[gpu][logits]") {
+  REQUIRE_GPU();
+  testing::workload_spec s = testing::decode_spec(2, 300, 3, 9);
+  testing::host_workload w = testing::make_workload(s);
+  // Token 0: head 5's block 2 is 2^-12 of its neighbours; token 2: one huge block.
+  w.q_scales[0 * 64 * 4 + 5 * 4 + 2] = static_cast<uint8_t>(w.q_scales[5 * 4 + 1] - 12);
+  w.q_scales[2 * 64 * 4 + 9 * 4 + 0] = 200;
+  for (const arch::target target : targets_here()) check_dense(w, target);
+}
+
+TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logits][candidate]") {
+  REQUIRE_GPU();
+  for (const arch::target target : targets_here())
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+      testing::workload_spec s = testing::decode_spec(4, 3000, 2, 21);
+      s.layout = layout;
+      const testing::host_workload w = testing::make_workload(s);
+      const int cbs = 8, ncb = 40;
+      std::mt19937 rng(3);
+      std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb), -1), counts(static_cast<size_t>(w.num_tokens));
+      for (int64_t t = 0; t < w.num_tokens; ++t) {
+        const int64_t live = (w.visible(t) + cbs - 1) / cbs;
+        std::set<int32_t> pick;
+        pick.insert(static_cast<int32_t>(live - 1));  // the newest, partly filled block
+        while (static_cast<int64_t>(pick.size()) < std::min<int64_t>(ncb - 5, live))
+          pick.insert(static_cast<int32_t>(rng() % live));
+        std::copy(pick.begin(), pick.end(), ids.begin() + t * ncb);
+        counts[t] = static_cast<int32_t>(pick.size());
+      }
+      device_problem d(w);
+      d.compute_rows();
+      device_buffer<int32_t> d_ids(ids), d_counts(counts);
+      const int64_t ld = ncb * cbs;
+      device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
+      out.fill_bytes(0x7F);
+      device::paged_logits_args a = d.logits_args(out.data(), ld);
+      a.clean = false;
+      a.candidate_ids = d_ids.data();
+      a.candidate_stride = ncb;
+      a.candidate_counts = d_counts.data();
+      a.candidate_block_size = cbs;
+      device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
+      gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch candidate logits");
+      const std::vector<float> host = out.download();
+      for (int64_t t = 0; t < w.num_tokens; ++t) {
+        const testing::row_truth truth = testing::exact_row(w, t);
+        const int64_t valid = device::candidate_columns(ids.data() + t * ncb, counts[t], cbs, w.visible(t));
+        INFO(name_of(target) << " token " << t);
+        for (int64_t col = 0; col < counts[t] * cbs; ++col) {
+          const int64_t pos = static_cast<int64_t>(ids[t * ncb + col / cbs]) * cbs + col % cbs;
+          const float got = host[t * ld + col];
+          if (col >= valid) {
+            REQUIRE(pos >= truth.visible);
+            REQUIRE(bit_cast<uint32_t>(got) == 0x7F7F7F7Fu);  // not written
+            continue;
+          }
+          REQUIRE(std::fabs(got - truth.score[pos]) <= 1e-5 * truth.scale[pos]);
+        }
+      }
+    }
+}
+
+TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows", "[gpu][row_info]") {
+  REQUIRE_GPU();
+  testing::workload_spec s = testing::decode_spec(4, 300, 2, 31);
+  s.block_size = 16;
+  testing::host_workload w = testing::make_workload(s);
+  // Request 1: a bad page id in its last needed column; request 2: seq_len below its rows.
+  const int64_t need1 = (w.seq_lens[1] + 15) / 16;
+  w.block_table[1 * w.max_blocks + need1 - 1] = static_cast<int32_t>(w.num_pages + 7);
+  w.seq_lens[2] = 1;
+  // max_model_len one short of request 3's longest row.
+  w.max_model_len = w.seq_lens[3] - 1;
+  device_problem d(w);
+  d.compute_rows();
+  const std::vector<device::row_info> rows = d.rows.download();
+  const uint32_t bits = d.error_word.download()[0];
+  CHECK(bits == (device_error_block_table | device_error_seq_len | device_error_max_model_len));
+  for (int64_t t = 0; t < w.num_tokens; ++t) {
+    const int r = w.request_of(t);
+    INFO("token " << t << " request " << r);
+    CHECK(rows[t].request == r);
+    const int64_t vis = w.seq_lens[r] - 2 + (t - w.query_start_loc[r]) + 1;
+    const bool broken = (r == 1 && (vis + 15) / 16 >= need1) || r == 2 || vis > w.max_model_len;
+    CHECK(rows[t].visible == (broken ? -1 : vis));
+  }
+  // A non-monotone query_start_loc poisons the whole batch.
+  std::vector<int32_t> qsl = w.query_start_loc;
+  std::swap(qsl[1], qsl[2]);
+  d.query_start_loc.upload(qsl);
+  d.error_word.fill_bytes(0);
+  d.compute_rows();
+  CHECK((d.error_word.download()[0] & device_error_query_start_loc) != 0u);
+  for (const device::row_info& r : d.rows.download()) CHECK(r.visible == -1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU: writer and quantizer, bit for bit with the host codec.
+
+std::vector<float> random_rows(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20);
+  x[5] = 0.0f;
+  x[40] = std::numeric_limits<float>::quiet_NaN();  // its block gets scale 255
+  for (int i = 64; i < 96; ++i) x[i] = 0.0f;        // an all-zero block
+  return x;
+}
+
+uint16_t to_bf16(float f) { return static_cast<uint16_t>(bit_cast<uint32_t>(f) >> 16); }
+float from_bf16(uint16_t b) { return bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quantize]") {
+  REQUIRE_GPU();
+  const int64_t t = 37, h = 16, d = 128;
+  const std::vector<float> x = random_rows(static_cast<size_t>(t * h * d), 5);
+  std::vector<uint16_t> xb(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xb[i] = to_bf16(x[i]);
+  for (const bool bf16 : {false, true})
+    for (const auto rule : {format::scale_rule::ceil, format::scale_rule::floor}) {
+      device_buffer<float> dx(x);
+      device_buffer<uint16_t> dxb(xb);
+      device_buffer<uint8_t> values(static_cast<size_t>(t * h * d / 2)), scales(static_cast<size_t>(t * h * d / 32));
+      device::q_quantize_problem p;
+      p.q = {bf16 ? static_cast<const void*>(dxb.data()) : dx.data(), bf16};
+      p.num_rows = t * h;
+      p.values = values.data();
+      p.scales = scales.data();
+      p.rule = rule;
+      gpu_check(device::launch_quantize_q(p, nullptr), "quantize");
+      std::vector<uint8_t> want_v(values.size()), want_s(scales.size());
+      for (int64_t r = 0; r < t * h; ++r)
+        format::quantize_row([&](int i) { return bf16 ? from_bf16(xb[r * d + i]) : x[r * d + i]; }, d,
+                             want_v.data() + r * d / 2, want_s.data() + r * d / 32, rule);
+      CHECK(values.download() == want_v);
+      CHECK(scales.download() == want_s);
+    }
+}
+
+TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][writer]") {
+  REQUIRE_GPU();
+  const int n = 90, d = 128;
+  const std::vector<float> x = random_rows(static_cast<size_t>(n * d), 9);
+  for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+    for (const int bs : {16, 64}) {
+      const int64_t pages = 8, stride = bs * 68 + 32;  // 128+ slots for 90 rows
+      std::vector<int64_t> slots(n);
+      std::vector<int64_t> free_slots(static_cast<size_t>(pages * bs));
+      for (int64_t i = 0; i < pages * bs; ++i) free_slots[i] = i;
+      std::shuffle(free_slots.begin(), free_slots.end(), std::mt19937(bs));
+      for (int i = 0; i < n; ++i) slots[i] = free_slots[i];
+      slots[3] = -1;
+      slots[7] = pages * bs;  // out of range
+      std::vector<uint8_t> cache(static_cast<size_t>(pages * stride), 0xAB);
+      device_buffer<uint8_t> dcache(cache);
+      device_buffer<float> dx(x);
+      device_buffer<int64_t> dslots(slots);
+      device_buffer<uint32_t> err(1);
+      err.fill_bytes(0);
+      device::k_cache_write_problem p;
+      p.k = {dx.data(), false};
+      p.num_tokens = n;
+      p.slot_mapping = dslots.data();
+      p.cache = dcache.data();
+      p.num_pages = pages;
+      p.page_stride = stride;
+      p.block_size = bs;
+      gpu_check(device::launch_k_cache_write(p, layout, err.data(), nullptr), "write");
+      const layout::page_shape shape{bs, d};
+      for (int i = 0; i < n; ++i) {
+        if (slots[i] < 0 || slots[i] >= pages * bs) continue;
+        uint8_t v[64], sc[4];
+        format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v, sc, format::scale_rule::ceil);
+        uint8_t* page = cache.data() + slots[i] / bs * stride;
+        layout::dispatch(layout, [&](auto l) { layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v, sc); });
+      }
+      INFO("layout " << int(layout) << " bs " << bs);
+      CHECK(dcache.download() == cache);
+      CHECK(err.download()[0] == device_error_slot_mapping);
+    }
+}
+
+}  // namespace

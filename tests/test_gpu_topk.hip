@@ -1,0 +1,273 @@
+// The GPU selection building blocks on synthetic score rows, compared bit for bit with a host
+// model of the contract (the selection is exact, so there is no tolerance here): the radix
+// select in both orders, candidate prep, and candidate publish. Indexer-level cases live in
+// test_gpu_indexer.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "catch.hpp"
+#include "device_buffer.hpp"
+#include "mxi/device/candidates.hpp"
+#include "mxi/device/topk.hpp"
+#include "skip.hpp"
+
+namespace {
+
+using namespace mxi;
+using mxi::testing::device_buffer;
+using mxi::testing::gpu_check;
+
+#define REQUIRE_GPU() \
+  if (!mxi::testing::gpu_present()) MXI_SKIP("no GPU: the GPU top-k tests need a device")
+
+/// Rows of scores with their lengths (-1: a broken row), stored [rows][width].
+struct score_rows {
+  int64_t width = 0;
+  std::vector<float> scores;
+  std::vector<int32_t> lengths;
+  int64_t rows() const { return static_cast<int64_t>(lengths.size()); }
+  void add(const std::vector<float>& row, int32_t length) {
+    std::vector<float> padded(row);
+    padded.resize(static_cast<size_t>(width), std::numeric_limits<float>::quiet_NaN());
+    scores.insert(scores.end(), padded.begin(), padded.end());
+    lengths.push_back(length);
+  }
+};
+
+/// The contract's answer for one row: the best k columns by (key desc, column asc), in `order`.
+std::vector<int32_t> expected_row(const float* s, int32_t n, int k, output_order order) {
+  std::vector<int32_t> out(static_cast<size_t>(k), -1);
+  if (n <= 0) return out;
+  std::vector<int32_t> cols(static_cast<size_t>(n));
+  for (int32_t c = 0; c < n; ++c) cols[c] = c;
+  auto better = [&](int32_t a, int32_t b) {
+    const uint32_t ka = block::score_key(s[a]), kb = block::score_key(s[b]);
+    return ka != kb ? ka > kb : a < b;
+  };
+  const int taken = std::min(n, k);
+  std::partial_sort(cols.begin(), cols.begin() + taken, cols.end(), better);
+  cols.resize(static_cast<size_t>(taken));
+  if (order == output_order::position) std::sort(cols.begin(), cols.end());
+  std::copy(cols.begin(), cols.end(), out.begin());
+  return out;
+}
+
+/// Runs the device select with the column as the output index.
+std::vector<int32_t> device_select(const score_rows& in, int k, output_order order) {
+  const device::topk_shape shape{in.rows(), in.width, k, order};
+  device_buffer<float> scores(in.scores);
+  device_buffer<int32_t> lengths(in.lengths);
+  device_buffer<int32_t> out(static_cast<size_t>(in.rows()) * k);
+  out.fill_bytes(0x7F);
+  device_buffer<char> workspace(device::topk_workspace_bytes(shape));
+  gpu_check(device::launch_topk(shape, device::float_score_keys{scores.data(), in.width},
+                                device::int_lengths{lengths.data()}, device::identity_map{},
+                                out.data(), k, workspace.data(), nullptr),
+            "launch_topk");
+  gpu_check(platform::device_synchronize(), "synchronize");
+  return out.download();
+}
+
+void check_select(const score_rows& in, int k) {
+  for (output_order order : {output_order::position, output_order::score}) {
+    const std::vector<int32_t> got = device_select(in, k, order);
+    for (int64_t r = 0; r < in.rows(); ++r) {
+      const std::vector<int32_t> want =
+          expected_row(in.scores.data() + r * in.width, in.lengths[r], k, order);
+      INFO("row " << r << " length " << in.lengths[r] << " k " << k << " order "
+                  << (order == output_order::score ? "score" : "position"));
+      REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * k));
+    }
+  }
+}
+
+std::vector<float> normal_row(int64_t n, std::mt19937_64& rng, float sigma = 1.0f) {
+  std::normal_distribution<float> d(0.0f, sigma);
+  std::vector<float> row(static_cast<size_t>(n));
+  for (float& x : row) x = d(rng);
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("gpu top-k: random rows of every length class, both orders", "[gpu][topk]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(7);
+  for (int k : {1, 37, 512, 2048, 4096}) {
+    score_rows in;
+    in.width = 20000;
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{k - 1 > 0 ? k - 1 : 0}, int64_t{k}, int64_t{k + 1},
+                      int64_t{4095}, int64_t{4096}, int64_t{4097}, int64_t{12345}, int64_t{20000}})
+      in.add(normal_row(n, rng), static_cast<int32_t>(n));
+    in.add({}, -1);  // broken row: all -1
+    check_select(in, k);
+  }
+}
+
+TEST_CASE("gpu top-k: all-equal rows and heavy ties keep the smaller columns", "[gpu][topk]") {
+  REQUIRE_GPU();
+  score_rows in;
+  in.width = 70000;
+  in.add(std::vector<float>(70000, 0.25f), 70000);
+  in.add(std::vector<float>(70000, -0.0f), 70000);
+  std::vector<float> zeros(70000, 0.0f);
+  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
+  in.add(zeros, 70000);
+  std::mt19937_64 rng(3);
+  std::vector<float> few(70000);
+  for (float& x : few) x = static_cast<float>(rng() % 4);  // four values: a huge threshold bin
+  in.add(few, 70000);
+  check_select(in, 2048);
+  check_select(in, 4096);
+}
+
+TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
+  REQUIRE_GPU();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937_64 rng(11);
+  score_rows in;
+  in.width = 9000;
+  for (int variant = 0; variant < 4; ++variant) {
+    std::vector<float> row = normal_row(9000, rng, 1e30f);
+    for (float& x : row) {
+      const uint64_t u = rng() % 16;
+      if (u == 0) x = nan;
+      else if (u == 1) x = -nan;
+      else if (u == 2) x = inf;
+      else if (u == 3) x = -inf;
+      else if (u == 4) x = variant == 0 ? inf : x;
+      else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
+    }
+    in.add(row, 9000);
+  }
+  in.add(std::vector<float>(9000, nan), 9000);  // only NaN: still k of them, smallest columns
+  check_select(in, 100);
+  check_select(in, 4096);
+}
+
+TEST_CASE("gpu top-k: 256K-wide rows, k = 4096", "[gpu][topk][large]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(5);
+  score_rows in;
+  in.width = 262144;
+  for (int r = 0; r < 3; ++r) in.add(normal_row(262144 - r * 1000, rng), 262144 - r * 1000);
+  in.add(std::vector<float>(262144, 1.0f), 262144);
+  check_select(in, 4096);
+}
+
+TEST_CASE("gpu top-k: a row gives the same bits alone and in a batch", "[gpu][topk]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(9);
+  const std::vector<float> row = normal_row(50000, rng);
+  score_rows alone;
+  alone.width = 50000;
+  alone.add(row, 50000);
+  score_rows batch;
+  batch.width = 50000;
+  for (int r = 0; r < 40; ++r)
+    if (r == 17) batch.add(row, 50000);
+    else batch.add(normal_row(30000 + r * 500, rng), 30000 + r * 500);
+  for (output_order order : {output_order::position, output_order::score}) {
+    const std::vector<int32_t> a = device_select(alone, 2048, order);
+    const std::vector<int32_t> b = device_select(batch, 2048, order);
+    REQUIRE(std::equal(a.begin(), a.end(), b.begin() + 17 * 2048));
+  }
+}
+
+TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candidates]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(13);
+  for (int ncb : {1, 7, 300, 600, 2000, 4096}) {
+    const int cbs = ncb % 2 ? 8 : 5;
+    const int rows = 9;
+    std::vector<int32_t> visible(rows), ids(static_cast<size_t>(rows) * ncb);
+    for (int r = 0; r < rows; ++r) {
+      visible[r] = r == 0 ? -1 : r == 1 ? 0 : static_cast<int32_t>(rng() % 40000);
+      const int64_t live = (visible[r] + cbs - 1) / cbs;
+      for (int i = 0; i < ncb; ++i) {
+        const uint64_t u = rng() % 10;
+        ids[r * ncb + i] = u == 0 ? -1 : u == 1 ? -5 : u == 2 ? static_cast<int32_t>(live + rng() % 9)
+                                                              : static_cast<int32_t>(rng() % (live + 1));
+      }
+    }
+    device_buffer<int32_t> d_ids(ids), d_visible(visible);
+    device_buffer<int32_t> prepared(ids.size()), counts(rows);
+    prepared.fill_bytes(0x7F);
+    counts.fill_bytes(0x7F);
+    gpu_check(device::launch_candidate_prep(d_ids.data(), ncb, rows, ncb, cbs,
+                                            device::int_lengths{d_visible.data()}, prepared.data(),
+                                            ncb, counts.data(), nullptr),
+              "launch_candidate_prep");
+    const std::vector<int32_t> got = prepared.download(), got_counts = counts.download();
+    for (int r = 0; r < rows; ++r) {
+      std::vector<int32_t> live;
+      for (int i = 0; i < ncb; ++i) {
+        const int64_t b = ids[r * ncb + i];
+        if (b >= 0 && b * cbs < visible[r]) live.push_back(static_cast<int32_t>(b));
+      }
+      std::sort(live.begin(), live.end());
+      live.erase(std::unique(live.begin(), live.end()), live.end());
+      const int32_t count = static_cast<int32_t>(live.size());
+      live.resize(static_cast<size_t>(ncb), -1);
+      INFO("ncb " << ncb << " row " << r);
+      REQUIRE(std::equal(live.begin(), live.end(), got.begin() + r * ncb));
+      REQUIRE(got_counts[r] == count);
+    }
+  }
+}
+
+TEST_CASE("gpu candidates: publish = select over block maxima, newest block pinned", "[gpu][candidates]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(17);
+  const int cbs = 8, ncb = 64, width = 5000;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int32_t> visible = {-1, 0, 1, 7, 8, 9, 511, 512, 513, 4999, 5000};
+  std::vector<float> scores(visible.size() * width);
+  for (size_t r = 0; r < visible.size(); ++r)
+    for (int c = 0; c < width; ++c) {
+      const uint64_t u = rng() % 50;
+      scores[r * width + c] = u == 0 ? nan : r == 9 ? 1.0f : static_cast<float>(rng() % 1000);
+    }
+  const int64_t nblk = (width + cbs - 1) / cbs;
+  device_buffer<float> d_scores(scores);
+  device_buffer<int32_t> d_visible(visible);
+  device_buffer<uint32_t> keys(visible.size() * nblk);
+  const auto lengths = device::live_block_lengths<device::int_lengths>{{d_visible.data()}, cbs};
+  const device::topk_shape shape{static_cast<int64_t>(visible.size()), nblk, ncb, output_order::position};
+  device_buffer<char> workspace(device::topk_workspace_bytes(shape));
+  device_buffer<int32_t> out(visible.size() * ncb);
+  gpu_check(device::launch_candidate_block_keys(shape.rows, nblk, device::float_score_keys{d_scores.data(), width},
+                                                device::int_lengths{d_visible.data()}, cbs, keys.data(),
+                                                nblk, nullptr),
+            "block keys");
+  gpu_check(device::launch_topk(shape, device::uint_keys{keys.data(), nblk}, lengths, device::identity_map{},
+                                out.data(), ncb, workspace.data(), nullptr),
+            "select");
+  const std::vector<int32_t> got = out.download();
+  for (size_t r = 0; r < visible.size(); ++r) {
+    const int64_t v = visible[r];
+    const int64_t live = v <= 0 ? 0 : (v + cbs - 1) / cbs;
+    std::vector<float> block_score(static_cast<size_t>(live));
+    std::vector<uint64_t> order;  // (key, ~id): larger is better
+    for (int64_t j = 0; j < live; ++j) {
+      uint32_t best = 0;
+      for (int64_t p = j * cbs; p < std::min<int64_t>(v, (j + 1) * cbs); ++p)
+        best = std::max(best, block::score_key(scores[r * width + p]));
+      if (std::min<int64_t>(v, (j + 1) * cbs) == v) best = block::key_positive_infinity;
+      order.push_back((uint64_t{best} << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(j)));
+    }
+    std::sort(order.rbegin(), order.rend());
+    std::vector<int32_t> want;
+    for (size_t i = 0; i < order.size() && i < static_cast<size_t>(ncb); ++i)
+      want.push_back(static_cast<int32_t>(0xFFFFFFFFu - static_cast<uint32_t>(order[i])));
+    std::sort(want.begin(), want.end());
+    want.resize(ncb, -1);
+    INFO("row " << r << " visible " << v);
+    REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * ncb));
+  }
+}
