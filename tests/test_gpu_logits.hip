@@ -46,11 +46,23 @@ TEST_CASE("e2m1 to e4m3 is exact for every code and shift 0..8", "[host][arch]")
     }
 }
 
+TEST_CASE("shifted e4m3 tables hold e4m3_of_e2m1", "[host][arch]") {
+  for (int shift = 0; shift <= 8; ++shift) {
+    const arch::fp8x8 lut = arch::e4m3_shifted_lut(shift);
+    for (unsigned c = 0; c < 8; ++c) {
+      const uint32_t word = c < 4 ? lut.lo : lut.hi;
+      CHECK(static_cast<uint8_t>(word >> (8 * (c % 4))) == arch::e4m3_of_e2m1(c, shift));
+    }
+  }
+}
+
 TEST_CASE("packed expands match the per-code definitions", "[host][arch]") {
   std::mt19937 rng(7);
   for (int i = 0; i < 20000; ++i) {
     const uint32_t w = rng();
     const arch::fp8x8 fp8 = arch::expand_e2m1x8(w);
+    const int shift = static_cast<int>(rng() % 9);
+    const arch::fp8x8 shifted = arch::expand_e2m1x8_shifted(w, shift);
     const arch::fp8x8 i8 = arch::generic::expand_e2m1x8_int8(w);
     for (int e = 0; e < 8; ++e) {
       const unsigned code = (w >> (4 * e)) & 0xFu;
@@ -58,6 +70,8 @@ TEST_CASE("packed expands match the per-code definitions", "[host][arch]") {
       const auto byte_fp8 = static_cast<uint8_t>(word_fp8 >> (8 * (e % 4)));
       const auto byte_i8 = static_cast<int8_t>(word_i8 >> (8 * (e % 4)));
       REQUIRE(byte_fp8 == arch::e4m3_of_e2m1(code, 0));
+      REQUIRE(static_cast<uint8_t>((e < 4 ? shifted.lo : shifted.hi) >> (8 * (e % 4))) ==
+              arch::e4m3_of_e2m1(code, shift));
       REQUIRE(byte_i8 == ((code & 8u) ? -1 : 1) * format::e2m1_twice_magnitude(code));
     }
   }

@@ -72,16 +72,35 @@ std::vector<int32_t> device_select(const score_rows& in, int k, output_order ord
   return out.download();
 }
 
+/// The same rows stored `width` columns apart (padding NaN): a width past the one-block limit
+/// sends the same rows through the multi-block passes.
+score_rows widened(const score_rows& in, int64_t width) {
+  score_rows out;
+  out.width = width;
+  for (int64_t r = 0; r < in.rows(); ++r)
+    out.add(std::vector<float>(in.scores.begin() + r * in.width, in.scores.begin() + (r + 1) * in.width),
+            in.lengths[r]);
+  return out;
+}
+
+void check_order(const score_rows& in, int k, output_order order) {
+  const std::vector<int32_t> got = device_select(in, k, order);
+  for (int64_t r = 0; r < in.rows(); ++r) {
+    const std::vector<int32_t> want =
+        expected_row(in.scores.data() + r * in.width, in.lengths[r], k, order);
+    INFO("row " << r << " length " << in.lengths[r] << " width " << in.width << " k " << k
+                << " order " << (order == output_order::score ? "score" : "position"));
+    REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * k));
+  }
+}
+
+/// Both orders, on the path `in.width` takes and, when that is the one-block path, again on the
+/// multi-block passes.
 void check_select(const score_rows& in, int k) {
   for (output_order order : {output_order::position, output_order::score}) {
-    const std::vector<int32_t> got = device_select(in, k, order);
-    for (int64_t r = 0; r < in.rows(); ++r) {
-      const std::vector<int32_t> want =
-          expected_row(in.scores.data() + r * in.width, in.lengths[r], k, order);
-      INFO("row " << r << " length " << in.lengths[r] << " k " << k << " order "
-                  << (order == output_order::score ? "score" : "position"));
-      REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * k));
-    }
+    check_order(in, k, order);
+    const int64_t limit = device::topk_one_block_width(device::topk_shape{in.rows(), in.width, k, order});
+    if (in.width <= limit) check_order(widened(in, limit + 1), k, order);
   }
 }
 
@@ -99,9 +118,9 @@ TEST_CASE("gpu top-k: random rows of every length class, both orders", "[gpu][to
   std::mt19937_64 rng(7);
   for (int k : {1, 37, 512, 2048, 4096}) {
     score_rows in;
-    in.width = 20000;
+    in.width = 20003;  // not a multiple of 4: rows start at every 4-byte alignment
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{k - 1 > 0 ? k - 1 : 0}, int64_t{k}, int64_t{k + 1},
-                      int64_t{4095}, int64_t{4096}, int64_t{4097}, int64_t{12345}, int64_t{20000}})
+                      int64_t{4095}, int64_t{4096}, int64_t{4097}, int64_t{12345}, int64_t{20003}})
       in.add(normal_row(n, rng), static_cast<int32_t>(n));
     in.add({}, -1);  // broken row: all -1
     check_select(in, k);
@@ -110,19 +129,42 @@ TEST_CASE("gpu top-k: random rows of every length class, both orders", "[gpu][to
 
 TEST_CASE("gpu top-k: all-equal rows and heavy ties keep the smaller columns", "[gpu][topk]") {
   REQUIRE_GPU();
+  constexpr int64_t n = 40000;
   score_rows in;
-  in.width = 70000;
-  in.add(std::vector<float>(70000, 0.25f), 70000);
-  in.add(std::vector<float>(70000, -0.0f), 70000);
-  std::vector<float> zeros(70000, 0.0f);
+  in.width = n;
+  in.add(std::vector<float>(n, 0.25f), n);
+  in.add(std::vector<float>(n, -0.0f), n);
+  std::vector<float> zeros(n, 0.0f);
   for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
-  in.add(zeros, 70000);
+  in.add(zeros, n);
   std::mt19937_64 rng(3);
-  std::vector<float> few(70000);
+  std::vector<float> few(n);
   for (float& x : few) x = static_cast<float>(rng() % 4);  // four values: a huge threshold bin
-  in.add(few, 70000);
+  in.add(few, n);
+  std::vector<float> sparse(n, 0.0f);  // mostly exact zeros (every head's ReLU off), a few winners
+  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
+  in.add(sparse, n);
   check_select(in, 2048);
   check_select(in, 4096);
+}
+
+TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(19);
+  for (int k : {2048, 4096})
+    for (output_order order : {output_order::position, output_order::score}) {
+      const int64_t limit = device::topk_one_block_width(device::topk_shape{1, 1, k, order});
+      REQUIRE(limit > 8192);  // a Hopper or CDNA block holds far more (227 KB, 160 KB)
+      for (int64_t width : {limit, limit + 1}) {
+        score_rows in;
+        in.width = width;
+        in.add(normal_row(width, rng), static_cast<int32_t>(width));
+        in.add(normal_row(width - 1, rng), static_cast<int32_t>(width - 1));
+        in.add(std::vector<float>(static_cast<size_t>(width), 1.5f), static_cast<int32_t>(width));
+        in.add(normal_row(k, rng), k);
+        check_order(in, k, order);
+      }
+    }
 }
 
 TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
@@ -176,6 +218,11 @@ TEST_CASE("gpu top-k: a row gives the same bits alone and in a batch", "[gpu][to
     const std::vector<int32_t> a = device_select(alone, 2048, order);
     const std::vector<int32_t> b = device_select(batch, 2048, order);
     REQUIRE(std::equal(a.begin(), a.end(), b.begin() + 17 * 2048));
+    // and the same bits from the other path
+    const int64_t limit = device::topk_one_block_width(device::topk_shape{40, 50000, 2048, order});
+    const std::vector<int32_t> c =
+        device_select(widened(batch, limit >= 50000 ? limit + 1 : 50000), 2048, order);
+    REQUIRE(std::equal(a.begin(), a.end(), c.begin() + 17 * 2048));
   }
 }
 

@@ -39,16 +39,33 @@ struct fp8x8 {
 };
 
 /// Eight packed E2M1 codes (one 32-bit word, element 2i in the low nibble of byte i) to eight
-/// e4m3 bytes: magnitudes through the table, signs moved from nibble bit 3 to byte bit 7.
-MXI_HOST_DEVICE fp8x8 expand_e2m1x8(uint32_t packed) {
+/// e4m3 bytes: magnitudes through the table {lut_hi:lut_lo} (byte c: magnitude code c), signs
+/// moved from nibble bit 3 to byte bit 7.
+MXI_HOST_DEVICE fp8x8 expand_e2m1x8(uint32_t packed, uint32_t lut_lo = e4m3_lut_lo,
+                                    uint32_t lut_hi = e4m3_lut_hi) {
   const uint32_t magnitude = packed & 0x77777777u;
   const uint32_t sign = (packed >> 3) & 0x11111111u;  // one bit a nibble
   constexpr uint32_t sign_lut = 0x00008000u;          // byte 0: +, byte 1: 0x80
   fp8x8 r;
-  r.lo = byte_permute(e4m3_lut_lo, e4m3_lut_hi, magnitude) | byte_permute(sign_lut, 0, sign);
-  r.hi = byte_permute(e4m3_lut_lo, e4m3_lut_hi, magnitude >> 16) |
-         byte_permute(sign_lut, 0, sign >> 16);
+  r.lo = byte_permute(lut_lo, lut_hi, magnitude) | byte_permute(sign_lut, 0, sign);
+  r.hi = byte_permute(lut_lo, lut_hi, magnitude >> 16) | byte_permute(sign_lut, 0, sign >> 16);
   return r;
+}
+
+/// The magnitude table of E2M1 times 2^-shift, shift in [0, 8] (a host test checks it against
+/// e4m3_of_e2m1 below).
+MXI_HOST_DEVICE fp8x8 e4m3_shifted_lut(int shift) {
+  switch (shift) {
+    case 0: return {0x3C383000u, 0x4C484440u};
+    case 1: return {0x34302800u, 0x44403C38u};
+    case 2: return {0x2C282000u, 0x3C383430u};
+    case 3: return {0x24201800u, 0x34302C28u};
+    case 4: return {0x1C181000u, 0x2C282420u};
+    case 5: return {0x14100800u, 0x24201C18u};
+    case 6: return {0x0C080400u, 0x1C181410u};
+    case 7: return {0x06040200u, 0x14100C08u};
+    default: return {0x03020100u, 0x0C080604u};
+  }
 }
 
 /// e4m3 byte of E2M1 `code` times 2^-shift, shift in [0, 8]: exact (see the file comment).
@@ -74,15 +91,10 @@ MXI_HOST_DEVICE uint8_t e4m3_of_e2m1(unsigned code, int shift) {
   return static_cast<uint8_t>(sign | units);
 }
 
-/// Like expand_e2m1x8, with every element times 2^-shift (shift in [0, 8]); for query rows,
-/// expanded once, so it favours clarity over speed.
+/// Like expand_e2m1x8, with every element times 2^-shift (shift in [0, 8]).
 MXI_HOST_DEVICE fp8x8 expand_e2m1x8_shifted(uint32_t packed, int shift) {
-  fp8x8 r{0, 0};
-  for (int i = 0; i < 4; ++i) {
-    r.lo |= static_cast<uint32_t>(e4m3_of_e2m1((packed >> (4 * i)) & 0xFu, shift)) << (8 * i);
-    r.hi |= static_cast<uint32_t>(e4m3_of_e2m1((packed >> (16 + 4 * i)) & 0xFu, shift)) << (8 * i);
-  }
-  return r;
+  const fp8x8 lut = e4m3_shifted_lut(shift);
+  return expand_e2m1x8(packed, lut.lo, lut.hi);
 }
 
 /// Value of an e4m3 byte (host checks; NaN for 0x7F/0xFF).

@@ -11,7 +11,7 @@
 //
 // Launch shape: a plan kernel (one block) splits the rows into groups of G consecutive tokens of
 // one request (G = 1 in candidate mode) and each group's key range into chunks sized so the
-// items outnumber the resident blocks; a persistent kernel (SMs x occupancy blocks of Waves
+// items outnumber the resident blocks; a persistent kernel (SMs x occupancy blocks of 4
 // waves) walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline) in shared
 // memory; wave w scores row w % G of the group over a 1/(Waves/G) share of each tile with the
 // arch policy's row scorer, which holds the query row in registers. Addressing is 64-bit.
@@ -240,7 +240,7 @@ template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
 __global__ __launch_bounds__(Waves * Policy::wave_size, logits_min_blocks<Heads>) void
 paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) {
   if constexpr (!Policy::compiled_here) {
-    __builtin_trap();
+    platform::trap();
   } else {
     using shape = arch::key_tile_shape;
     using smem_t = logits_smem<Policy, Heads>;
@@ -272,15 +272,16 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       const int k_end = min(plan.keys[lo], k_begin + chunk);
       const int32_t request = a.rows[first].request;
       const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
-      // The staging row (candidate mode: the group's single row) bounds the positions read.
-      const int32_t stage_visible = a.rows[first].visible;
+      const int32_t stage_visible = a.rows[first].visible;  // candidate mode: the one row
 
       // Position and page of every column of the chunk, once, so the tile loop issues its
       // copies without waiting on dependent loads. -1: a column not to read.
 #pragma unroll 4
       for (int c = tid; c < k_end - k_begin; c += threads) {
         const int64_t pos = map.position(first, k_begin + c);
-        const bool ok = pos >= 0 && pos < stage_visible;
+        // Dense keys stop at the group's widest valid row (row_info checked its pages);
+        // candidate positions are bounded by the row's own visible length.
+        const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
         column_pos[c] = ok ? static_cast<int32_t>(pos) : -1;
         column_page[c] = ok ? table[static_cast<int32_t>(pos) / a.block_size] : 0;
       }

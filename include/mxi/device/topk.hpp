@@ -1,15 +1,21 @@
-// Exact, deterministic top-k over rows of scores (device/detail/topk_kernels.hpp has the passes).
-// A row is the columns [0, n) of some key source; n < 0 marks a broken row (all -1). The k
+// Exact, deterministic top-k over rows of scores. Two paths, chosen per call by the row width (the
+// one place is launch_topk): rows that fit in shared memory take one block each and one launch
+// (device/detail/topk_row_kernel.hpp); wider rows are cut into segments over several blocks and
+// launches (device/detail/topk_kernels.hpp). Both give the same bits. A row is the columns [0, n)
+// of some key source; n < 0 marks a broken row (all -1). The k
 // largest keys win, equal keys go to the smaller column, and the row is written as
 // map(row, column) in ascending column order, or by (score desc, column asc), then -1 up to k.
 // Stream-ordered, no allocation, no host sync: safe under graph capture.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
+#include "mxi/device/detail/topk_row_kernel.hpp"
 #include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
 
@@ -28,17 +34,22 @@ struct topk_config {
 
 inline constexpr int topk_max_k = 4096;
 
-/// Key sources: key(row, column) is the order-preserving image of the score.
+/// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
+/// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
 struct float_score_keys {
   const float* scores;
   int64_t stride;
-  MXI_DEVICE uint32_t operator()(int64_t row, int64_t column) const {
-    return block::score_key(scores[row * stride + column]);
+  MXI_DEVICE static uint32_t key_of(uint32_t word) { return block::score_key(bit_cast<float>(word)); }
+  MXI_DEVICE const uint32_t* words(int64_t row) const {
+    return reinterpret_cast<const uint32_t*>(scores + row * stride);
   }
+  MXI_DEVICE uint32_t operator()(int64_t row, int64_t column) const { return key_of(words(row)[column]); }
 };
 struct uint_keys {
   const uint32_t* keys;
   int64_t stride;
+  MXI_DEVICE static uint32_t key_of(uint32_t word) { return word; }
+  MXI_DEVICE const uint32_t* words(int64_t row) const { return keys + row * stride; }
   MXI_DEVICE uint32_t operator()(int64_t row, int64_t column) const { return keys[row * stride + column]; }
 };
 
@@ -123,7 +134,74 @@ void launch_sort(const topk_shape& s, Keys keys, Lengths lengths, const int32_t*
       keys, lengths, s.k, selected, column_bits(s.width), map, out, out_stride);
 }
 
+/// The one-block path: a block of this many threads per row.
+inline constexpr int row_select_threads = 1024;
+
+/// Calls f(std::integral_constant<int, S>{}) with the one-block path's sort width for `s`: 0 in
+/// position order, else the winners each thread sorts (k <= S * row_select_threads).
+template <class F>
+auto with_sort_items(const topk_shape& s, F&& f) {
+  if (s.order == output_order::position) return f(std::integral_constant<int, 0>{});
+  if (s.k <= row_select_threads) return f(std::integral_constant<int, 1>{});
+  if (s.k <= 2 * row_select_threads) return f(std::integral_constant<int, 2>{});
+  return f(std::integral_constant<int, 4>{});
+}
+
+/// The current device and the shared memory a block may opt in to there (queried once per device).
+inline platform::error_t shared_memory_limit(int* device, size_t* bytes) {
+  constexpr int max_devices = 64;
+  static std::atomic<size_t> cache[max_devices] = {};
+  platform::error_t e = platform::get_device(device);
+  if (e != platform::success) return e;
+  const bool cached = *device >= 0 && *device < max_devices;
+  *bytes = cached ? cache[*device].load(std::memory_order_relaxed) : 0;
+  if (*bytes != 0) return platform::success;
+  platform::device_prop_t prop;
+  e = platform::get_device_properties(&prop, *device);
+  if (e != platform::success) return e;
+  *bytes = prop.sharedMemPerBlockOptin;
+  if (cached) cache[*device].store(*bytes, std::memory_order_relaxed);
+  return platform::success;
+}
+
+/// The widest row the one-block path takes for `s` within `limit` bytes of shared memory.
+inline int64_t one_block_width(const topk_shape& s, size_t limit) {
+  return with_sort_items(s, [&](auto items) {
+    return row_select_smem<row_select_threads, decltype(items)::value>::max_width(limit, s.k);
+  });
+}
+
+template <int SortItems, class Keys, class Lengths, class Map>
+platform::error_t launch_row_select(const topk_shape& s, int device, size_t limit, Keys keys,
+                                    Lengths lengths, Map map, int32_t* out, int64_t out_stride,
+                                    platform::stream_t stream) {
+  constexpr int threads = row_select_threads;
+  auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
+  // Raise the kernel's limit once per device: the attribute call is host time on every launch.
+  static std::atomic<uint64_t> raised{0};
+  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
+  if ((raised.load(std::memory_order_relaxed) & bit) == 0 || bit == 0) {
+    const platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
+    if (e != platform::success) return e;
+    raised.fetch_or(bit, std::memory_order_relaxed);
+  }
+  const size_t smem = row_select_smem<threads, SortItems>::bytes(s.width, s.k);
+  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, s.width,
+                                                                   column_bits(s.width), map, out,
+                                                                   out_stride);
+  return platform::last_error();
+}
+
 }  // namespace detail
+
+/// The widest rows launch_topk gives one block each for `shape`'s k and order on the current
+/// device (0 if it cannot tell); wider rows take the multi-block passes.
+inline int64_t topk_one_block_width(const topk_shape& shape) {
+  int device = 0;
+  size_t limit = 0;
+  if (detail::shared_memory_limit(&device, &limit) != platform::success) return 0;
+  return detail::one_block_width(shape, limit);
+}
 
 /// Bytes of workspace launch_topk needs for `shape`.
 template <class Config = topk_config<>>
@@ -139,20 +217,31 @@ bool topk_supports(const topk_shape& shape) {
          shape.width < INT32_MAX && detail::topk_segments<Config>(shape.width) <= 65535;
 }
 
-/// Selects row by row into out[row][0, k). `workspace` holds topk_workspace_bytes(shape) bytes.
+/// Selects row by row into out[row][0, k). `workspace` holds topk_workspace_bytes(shape) bytes
+/// (the one-block path leaves it untouched).
 /// Returns the launch status (platform::success when every kernel was queued).
 template <class Config = topk_config<>, class Keys, class Lengths, class Map>
 platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
                               int32_t* out, int64_t out_stride, void* workspace,
                               platform::stream_t stream) {
   if (shape.rows == 0) return platform::success;
+  int device = 0;
+  size_t limit = 0;
+  platform::error_t e = detail::shared_memory_limit(&device, &limit);
+  if (e != platform::success) return e;
+  if (shape.width <= detail::one_block_width(shape, limit))
+    return detail::with_sort_items(shape, [&](auto items) {
+      return detail::launch_row_select<decltype(items)::value>(shape, device, limit, keys, lengths,
+                                                               map, out, out_stride, stream);
+    });
+
   using ws_t = detail::topk_workspace<Config>;
   const ws_t ws(shape, workspace);
   const int segments = static_cast<int>(detail::topk_segments<Config>(shape.width));
   const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(segments));
   constexpr int threads = Config::block_threads;
 
-  platform::error_t e = platform::memset_async(workspace, 0, ws_t::cleared_bytes(shape), stream);
+  e = platform::memset_async(workspace, 0, ws_t::cleared_bytes(shape), stream);
   if (e != platform::success) return e;
   detail::radix_histogram_kernel<Config, 0><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
   detail::radix_histogram_kernel<Config, 1><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);

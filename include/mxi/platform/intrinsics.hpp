@@ -109,6 +109,15 @@ MXI_DEVICE int dot4_i8(int a, int b, int c) {
 #endif
 }
 
+/// Aborts the kernel (a path the host never selects for this target).
+MXI_DEVICE void trap() {
+#if MXI_PLATFORM_HIP
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+
 /// Block-wide barrier with shared-memory ordering.
 MXI_DEVICE void block_barrier() { __syncthreads(); }
 
