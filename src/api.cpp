@@ -28,7 +28,10 @@ status dispatch(const Args& args, const execution& exec, Reference&& reference, 
   switch (exec.where) {
     case backend::reference: return reference(args, exec);
     case backend::cpu: return cpu(args, exec);
-    default: return gpu(args, exec);
+    default: {
+      const status present = detail::gpu::availability();
+      return present.ok() ? gpu(args, exec) : present;
+    }
   }
 }
 

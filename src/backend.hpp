@@ -28,6 +28,8 @@ MXI_DETAIL_DECLARE_BACKEND(gpu)        // src/gpu/ (CUDA/HIP) or src/gpu_absent.
 #undef MXI_DETAIL_DECLARE_BACKEND
 
 namespace gpu {
+/// ok when the GPU backend was built and a device is present; else why not.
+status availability();
 bool available();
 status workspace_bytes(const indexer_args& args, size_t& bytes);
 status workspace_bytes(const candidate_indexer_args& args, size_t& bytes);

@@ -12,6 +12,7 @@ status absent() {
 
 }  // namespace
 
+status availability() { return absent(); }
 bool available() { return false; }
 status run_indexer(const indexer_args&, const execution&) { return absent(); }
 status run_candidate_indexer(const candidate_indexer_args&, const execution&) { return absent(); }

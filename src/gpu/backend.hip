@@ -217,10 +217,16 @@ platform::error_t select_chunk(const topk_shape& shape, Keys keys, Lengths lengt
 
 }  // namespace
 
-bool available() {
+status availability() {
   int n = 0;
-  return platform::get_device_count(&n) == platform::success && n > 0;
+  const platform::error_t e = platform::get_device_count(&n);
+  if (e == platform::success && n > 0) return status();
+  return status(status_code::backend_unavailable,
+                std::string("no GPU device is present (") +
+                    (e == platform::success ? "none found" : platform::error_string(e)) + ")");
 }
+
+bool available() { return availability().ok(); }
 
 status workspace_bytes(const indexer_args& args, size_t& bytes) {
   plan p;
