@@ -1,5 +1,6 @@
 // Top-k alone on fp32 score rows, k = 2048: the decode shapes of the anchors (vLLM's top-k 33 us
-// and torch.topk 137 us for 64 x 32768 on the H200). GPU-event timing around one launch, L2
+// and torch.topk 137 us for 64 x 32768 on the H200). Rows up to ~55K columns take the one-block
+// path, wider ones the multi-block passes (device/topk.hpp). GPU-event timing around one launch, L2
 // flushed before each, random N(0,1) rows; bytes/s counts one read of the scores.
 #include <benchmark/benchmark.h>
 
@@ -64,7 +65,7 @@ void bench_topk(benchmark::State& state, output_order order) {
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (auto s : {std::vector<int64_t>{64, 32768, 2048}, {16, 165440, 2048}, {4, 262144, 2048},
-                 {32, 131072, 2048}, {256, 10688, 2048}})
+                 {32, 131072, 2048}, {256, 10688, 2048}, {64, 42560, 2048}, {128, 42304, 2048}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }

@@ -428,7 +428,10 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   const int group = rows_per_group(rows, a.num_requests, KeyMap::candidate);
   return layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
-#if !MXI_PLATFORM_HIP
+#if MXI_PLATFORM_HIP
+    if (target == arch::target::gfx950)
+      return launch_logits_heads<L, arch::gfx950_policy>(a, map, group, ws, stream);
+#else
     if (target == arch::target::sm90)
       return launch_logits_heads<L, arch::sm90_policy>(a, map, group, ws, stream);
 #endif

@@ -186,9 +186,8 @@ platform::error_t launch_row_select(const topk_shape& s, int device, size_t limi
     raised.fetch_or(bit, std::memory_order_relaxed);
   }
   const size_t smem = row_select_smem<threads, SortItems>::bytes(s.width, s.k);
-  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, s.width,
-                                                                   column_bits(s.width), map, out,
-                                                                   out_stride);
+  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, s.width, map,
+                                                                   out, out_stride);
   return platform::last_error();
 }
 

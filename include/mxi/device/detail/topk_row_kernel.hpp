@@ -3,8 +3,9 @@
 // grid-wide dependency. The row is read once with 16-byte loads into order-preserving keys in
 // shared memory, digit 0 is counted on the way in, digits 1 and 2 over shared memory (the same
 // 11/11/10-bit plan as the multi-block passes, so the threshold and the ties taken are the same),
-// then one block scan places the winners in ascending column order. Score order stages the
-// winners and sorts them by (score desc, column asc) in the same block.
+// then one block scan places the winners in ascending column order. The passes stop early once
+// the threshold's bin is taken whole (usually after two on real-valued rows). Score order stages
+// the winners and sorts them by (score desc, column asc) in the same block.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@ namespace mxi::device::detail {
 template <int Threads, int SortItems>
 struct row_select_smem {
   using find = block::block_radix_threshold<Threads, block::radix_digits::max_bins>;
-  using scan = block::block_scan<unsigned long long, Threads>;
+  using scan = block::block_scan<uint32_t, Threads>;
   using sort = block::block_radix_sort<uint64_t, Threads, SortItems == 0 ? 1 : SortItems>;
 
   struct head {
@@ -35,8 +36,9 @@ struct row_select_smem {
     } step;
   };
 
-  /// Each thread owns up to this many vectors in the compaction: its masks hold 64 columns.
-  static constexpr int max_vectors = 16 * Threads;
+  /// Each thread owns up to 16 vectors in the compaction (its masks hold 64 columns), and the
+  /// counts a scan packs take 16 bits (at most 4 * max_vectors - 3 columns).
+  static constexpr int max_vectors = 16 * Threads < 16384 ? 16 * Threads : 16384;
 
   MXI_HOST_DEVICE static constexpr size_t round16(size_t bytes) { return (bytes + 15) / 16 * 16; }
   MXI_HOST_DEVICE static constexpr size_t head_bytes() { return round16(sizeof(head)); }
@@ -97,11 +99,10 @@ MXI_DEVICE uint4 load_vector(const uint32_t* row, int v, int mis, int n) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/// One block per row: see the file comment. `column_bits` bounds the columns (score order).
+/// One block per row: see the file comment.
 template <int Threads, int SortItems, class Keys, class Lengths, class Map>
 __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengths lengths, int k,
-                                                                int64_t width, int column_bits,
-                                                                Map map, int32_t* out,
+                                                                int64_t width, Map map, int32_t* out,
                                                                 int64_t out_stride) {
   using smem_t = row_select_smem<Threads, SortItems>;
   using digits = block::radix_digits;
@@ -156,9 +157,9 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
   }
   __syncthreads();
 
-  // The threshold key and how many keys equal to it are taken; a row of n <= k takes everything
-  // (key > 0, or == 0 with all n of those wanted).
-  uint32_t threshold = 0, rest = static_cast<uint32_t>(n < k ? n : k);
+  // The threshold (the digits of a key above `shift`) and how many keys with those digits are
+  // taken; a row of n <= k takes everything (key > 0, or == 0 with all n of those wanted).
+  uint32_t threshold = 0, shift = 0, rest = static_cast<uint32_t>(n < k ? n : k);
   if (select) {
     rest = static_cast<uint32_t>(k);
 #pragma unroll 1
@@ -183,7 +184,12 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
       uint32_t in_bin;
       const uint32_t digit = smem_t::find::find(head.hist, rest, in_bin, head.step.find);
       threshold = (threshold << (pass == 2 ? 10 : 11)) | digit;
+      shift = static_cast<uint32_t>(digits::shift(pass));
       rest = in_bin;
+      // Every key of the bin is taken: lower digits cannot change the set.
+      const bool settled = head.hist[digit] == rest;
+      __syncthreads();  // all have read the bin before the next pass clears it
+      if (settled) break;
     }
   }
 
@@ -203,16 +209,17 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
     for (int j = 0; j < 4; ++j) {
       const int c = 4 * v + j - mis;
       if (c < 0 || c >= n) continue;
-      above |= static_cast<uint64_t>(w[j] > threshold) << (4 * local + j);
-      equal |= static_cast<uint64_t>(w[j] == threshold) << (4 * local + j);
+      above |= static_cast<uint64_t>((w[j] >> shift) > threshold) << (4 * local + j);
+      equal |= static_cast<uint64_t>((w[j] >> shift) == threshold) << (4 * local + j);
     }
   }
-  unsigned long long before, total;
+  // One 32-bit scan of (above << 16 | equal): a 64-bit one spills at 1024 threads.
+  uint32_t before, total;
   smem_t::scan::exclusive_sum(
-      (static_cast<unsigned long long>(platform::popcount(above)) << 32) | platform::popcount(equal),
+      (static_cast<uint32_t>(platform::popcount(above)) << 16) | static_cast<uint32_t>(platform::popcount(equal)),
       before, total, head.step.scan);
-  uint32_t ties_seen = static_cast<uint32_t>(before);
-  uint32_t slot = static_cast<uint32_t>(before >> 32) + (ties_seen < rest ? ties_seen : rest);
+  uint32_t ties_seen = before & 0xFFFFu;
+  uint32_t slot = (before >> 16) + (ties_seen < rest ? ties_seen : rest);
   const uint32_t* tile_words = reinterpret_cast<const uint32_t*>(tile);
   uint64_t* staged = reinterpret_cast<uint64_t*>(row_select_shared + smem_t::head_bytes() +
                                                  smem_t::body_bytes(width));
@@ -230,8 +237,7 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
     if constexpr (SortItems == 0)
       out_row[slot++] = map(row, column);
     else
-      staged[slot++] = (static_cast<uint64_t>(~tile_words[word]) << column_bits) |
-                       static_cast<uint64_t>(column);
+      staged[slot++] = (static_cast<uint64_t>(~tile_words[word]) << 32) | static_cast<uint32_t>(column);
   }
   const int taken = n < k ? n : k;
   if constexpr (SortItems == 0) {
@@ -242,11 +248,12 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
 #pragma unroll
     for (int j = 0; j < SortItems; ++j) {
       const int r = tid * SortItems + j;
-      item[j] = r < taken ? staged[r] : ~uint64_t{0};  // padding sorts after every real item
+      item[j] = r < taken ? staged[r] : ~uint64_t{0};  // padding: after every real item (stable)
     }
-    smem_t::sort::sort(item, *reinterpret_cast<typename smem_t::sort::storage_type*>(tile), 0,
-                       32 + column_bits);
-    const uint64_t column_mask = (uint64_t{1} << column_bits) - 1;
+    // On the score bits only: a radix sort is stable, so equal scores keep the staged (ascending
+    // column) order, and 8 digit passes replace 8 + column_bits / 4.
+    smem_t::sort::sort(item, *reinterpret_cast<typename smem_t::sort::storage_type*>(tile), 32, 64);
+    const uint64_t column_mask = 0xFFFFFFFFu;
 #pragma unroll
     for (int j = 0; j < SortItems; ++j) {
       const int r = tid * SortItems + j;
