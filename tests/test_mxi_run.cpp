@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "check.hpp"
 #include "npy.hpp"
 #include "skip.hpp"
 #include "workload.hpp"
@@ -405,6 +406,29 @@ TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {
   CHECK(o.status == 1);
   CHECK(o.err.find("GPU") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.root / "out"));
+}
+
+TEST_CASE("mxi-run --backend gpu agrees with the exact checker", "[mxi-run][gpu]") {
+  if (!mxi::backend_available(mxi::backend::gpu)) MXI_SKIP("no GPU backend or device here");
+  scratch tmp;
+  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
+    const auto w = small_workload(layout);
+    const fs::path c = tmp.root / "case", out = tmp.root / "out";
+    fs::remove_all(c);
+    write_case(c, w, {{"index_space", "\"cache_slot\""}, {"num_candidate_blocks", "3"}});
+    const outcome o = mxi_run(
+        "index " + quoted(c) + " --out " + quoted(out) + " --backend gpu --logits", tmp.root);
+    REQUIRE(o.status == 0);
+    std::vector<int32_t> topk = read_values<int32_t>(out / "topk_indices.npy", "int32");
+    std::vector<int32_t> pool = read_values<int32_t>(out / "candidate_blocks.npy", "int32");
+    std::vector<float> logits = read_values<float>(out / "logits.npy", "float32");
+    mxi::indexer_args args = w.indexer();
+    args.topk.indices = topk.data();
+    args.topk.space = mxi::index_space::cache_slot;
+    args.candidates = {pool.data(), 3, 3, 8};
+    args.logits = {logits.data(), w.max_model_len, true};
+    CHECK(mxi::testing::check_indexer(w, args) == "");
+  }
 }
 
 namespace {
