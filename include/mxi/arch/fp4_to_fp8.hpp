@@ -21,8 +21,16 @@ inline constexpr uint32_t e4m3_lut_hi = 0x4C484440u;
 /// Byte permute with 3-bit selectors (selector nibble i picks byte i of the result from the 8
 /// bytes {hi:lo}); only the low 16 bits of `sel` are read. Compiles to one PRMT / V_PERM.
 MXI_HOST_DEVICE uint32_t byte_permute(uint32_t lo, uint32_t hi, uint32_t sel) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__CUDA_ARCH__)
   return __byte_perm(lo, hi, sel);
+#elif defined(__HIP_DEVICE_COMPILE__)
+  // Not HIP's __byte_perm: it reads byte-wide selectors (CUDA's are nibbles) through a stack
+  // array (scratch). Spread the nibbles to bytes 0..7 and issue v_perm_b32, whose selector byte
+  // s picks byte s of {hi:lo} (0..3 from lo).
+  uint32_t s = sel & 0xFFFFu;
+  s = (s | (s << 8)) & 0x00FF00FFu;
+  s = (s | (s << 4)) & 0x07070707u;
+  return __builtin_amdgcn_perm(hi, lo, s);
 #else
   const uint64_t bytes = (static_cast<uint64_t>(hi) << 32) | lo;
   uint32_t r = 0;

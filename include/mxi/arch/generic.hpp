@@ -69,7 +69,9 @@ struct row_scorer {
     const int n = n0 + platform::lane_id<WaveSize>();
     if (n >= key_tile_shape::keys) return;
     uint32_t k[words];
+#pragma unroll
     for (int b = 0; b < blocks; ++b) {
+#pragma unroll
       for (int qw = 0; qw < 4; ++qw) {
         const fp8x8 x = expand_e2m1x8_int8(tile.values[key_tile_shape::word(n, b, qw)]);
         k[8 * b + 2 * qw] = x.lo;
@@ -77,12 +79,16 @@ struct row_scorer {
       }
     }
     float sk[blocks];
+#pragma unroll
     for (int b = 0; b < blocks; ++b) sk[b] = tile.scales[n * blocks + b];
     float total = 0.0f;
     for (int h = 0; h < Heads; ++h) {
       float acc = 0.0f;
+      // Unrolled so k and sk stay in registers (amdgcn otherwise puts sk in scratch).
+#pragma unroll
       for (int b = 0; b < blocks; ++b) {
         int dot = 0;
+#pragma unroll
         for (int j = 0; j < 8; ++j) dot = platform::dot4_i8(k[8 * b + j], q[h * words + 8 * b + j], dot);
         acc = fmaf(static_cast<float>(dot), q_scale[h * blocks + b] * sk[b], acc);
       }

@@ -121,22 +121,28 @@ struct query_fragment {
 };
 
 /// Builds `lane`'s fragment from one query token: q_values [H][D/2] (16-byte aligned), q_scales
-/// [H][D/32] and weights [H].
+/// [H][D/32] and weights [H]; only the first `heads` <= Heads heads are read, the rest score zero
+/// (zero values, scale 2^0, weight 0).
 template <int Heads>
 MXI_HOST_DEVICE query_fragment<Heads> load_query(const uint8_t* q_values, const uint8_t* q_scales,
-                                                 const float* weights, int lane) {
+                                                 const float* weights, int lane,
+                                                 int heads = Heads) {
   constexpr int row_bytes = tile_dim / 2;
   constexpr int row_scales = tile_dim / format::block_elems;
   query_fragment<Heads> q;
   for (int w = 0; w < q.scale_words; ++w) q.scales[w] = 0;
   for (int t = 0; t < q.tiles; ++t) {
     const int head = t * tile_heads + lane_row(lane);
-    q.values[t] =
-        detail::load_block(q_values + head * row_bytes + lane_chunk(lane) * format::block_bytes);
-    q.scales[t / 4] |= static_cast<uint32_t>(q_scales[head * row_scales + lane_chunk(lane)])
-                       << (8 * q.opsel(t));
+    const bool live = head < heads;
+    q.values[t] = live ? detail::load_block(q_values + head * row_bytes +
+                                            lane_chunk(lane) * format::block_bytes)
+                       : fp4x32{{0u, 0u, 0u, 0u}};
+    q.scales[t / 4] |=
+        static_cast<uint32_t>(live ? q_scales[head * row_scales + lane_chunk(lane)] : 127u)
+        << (8 * q.opsel(t));
     for (int i = 0; i < acc_size; ++i) {
-      q.weights[t][i] = weights[t * tile_heads + acc_row(lane, i)];
+      const int h = t * tile_heads + acc_row(lane, i);
+      q.weights[t][i] = h < heads ? weights[h] : 0.0f;
     }
   }
   return q;
@@ -225,10 +231,11 @@ struct row_scorer {
 
   query_fragment<Heads> q;
 
-  /// Loads the row: q_values [Heads][64] (16-byte aligned), q_scales [Heads][4], weights [Heads].
+  /// Loads the row: q_values [Heads][64] (16-byte aligned), q_scales [Heads][4], weights [Heads],
+  /// of which the first `heads` <= Heads heads are read; the rest score zero.
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
-                       float* /*scratch*/) {
-    q = load_query<Heads>(q_values, q_scales, weights, platform::lane_id<wave_size>());
+                       int heads, float* /*scratch*/) {
+    q = load_query<Heads>(q_values, q_scales, weights, platform::lane_id<wave_size>(), heads);
   }
 
   /// Scores tile keys [n0, n0 + 16); out(key, score) on lanes 0..15, each key once.

@@ -1,17 +1,24 @@
 // Which logits tile a device runs: a policy type per target, chosen on the host from the device's
-// compute capability. Kernels take the policy as a template parameter; `compiled_here` says
-// whether the current device pass can run it (other passes compile a trap).
+// compute capability (NVIDIA) or gfx name (AMD). Kernels take the policy as a template parameter;
+// `compiled_here` says whether the current device pass can run it (other passes compile a trap).
+// Every target name exists on both vendors (tests and benches name them); a target this build has
+// no tile for runs the generic one.
 #pragma once
+
+#include <atomic>
+#include <cstring>
 
 #include "mxi/arch/generic.hpp"
 #include "mxi/platform/runtime.hpp"
-#if !MXI_PLATFORM_HIP
+#if MXI_PLATFORM_HIP
+#include "mxi/arch/gfx950.hpp"
+#else
 #include "mxi/arch/sm90.hpp"
 #endif
 
 namespace mxi::arch {
 
-enum class target { generic, sm90 };
+enum class target { generic, sm90, gfx950 };
 
 template <int WaveSize>
 struct generic_policy {
@@ -26,24 +33,53 @@ struct generic_policy {
 struct sm90_policy {
   static constexpr target kind = target::sm90;
   static constexpr int wave_size = sm90::wave_size;
-#if !defined(__CUDA_ARCH__) || MXI_ARCH_SM90_MMA
+#if !defined(__CUDA_ARCH__) || MXI_ARCH_SM90_WGMMA
   static constexpr bool compiled_here = true;
 #else
   static constexpr bool compiled_here = false;
 #endif
+  /// A warpgroup scores up to 4 rows a tile (wgmma; the kernel's unit interface).
   template <int Heads>
-  using scorer = sm90::row_scorer<Heads>;
+  using unit_scorer = sm90::tile_scorer<Heads>;
+};
+#else
+/// gfx950 (MI355X): one scaled MFMA (E2M1 x E2M1, K = 128) per 16 heads x 16 keys, wave64.
+struct gfx950_policy {
+  static constexpr target kind = target::gfx950;
+  static constexpr int wave_size = gfx950::wave_size;
+  static constexpr bool compiled_here = gfx950::compiled_here;
+  template <int Heads>
+  using scorer = gfx950::row_scorer<Heads>;
 };
 #endif
 
-/// The fastest tile this build has for `device` (FP8 mma from sm_89 on; sm_90a builds run it).
+/// The fastest tile this build has for `device`: sm90 on compute capability 9.x (wgmma: the
+/// build must hold an sm_90a pass), gfx950 on a device whose gcnArchName starts with "gfx950"
+/// (gfx942 and the rest: generic). Cached per device.
 inline platform::error_t select_target(int device, target* out) {
+  constexpr int max_devices = 64;
+  static std::atomic<int> cache[max_devices] = {};  // target + 1; 0: not queried yet
+  const bool cacheable = device >= 0 && device < max_devices;
+  if (cacheable) {
+    const int cached = cache[device].load(std::memory_order_relaxed);
+    if (cached != 0) {
+      *out = static_cast<target>(cached - 1);
+      return platform::success;
+    }
+  }
+  *out = target::generic;
+#if MXI_PLATFORM_HIP
+  platform::device_prop_t prop;
+  const platform::error_t e = platform::get_device_properties(&prop, device);
+  if (e == platform::success && std::strncmp(prop.gcnArchName, "gfx950", 6) == 0)
+    *out = target::gfx950;
+#else
   int major = 0, minor = 0;
   const platform::error_t e = platform::compute_capability(&major, &minor, device);
-  *out = target::generic;
-#if !MXI_PLATFORM_HIP
   if (e == platform::success && major == 9) *out = target::sm90;
 #endif
+  if (e == platform::success && cacheable)
+    cache[device].store(static_cast<int>(*out) + 1, std::memory_order_relaxed);
   return e;
 }
 

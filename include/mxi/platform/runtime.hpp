@@ -32,6 +32,10 @@ using device_prop_t = hipDeviceProp_t;
 inline constexpr error_t success = hipSuccess;
 inline constexpr error_t invalid_value = hipErrorInvalidValue;
 #define MXI_PLATFORM_CALL(name) hip##name
+// Device attributes HIP spells differently from CUDA.
+#define MXI_PLATFORM_ATTR_MULTIPROCESSORS hipDeviceAttributeMultiprocessorCount
+#define MXI_PLATFORM_ATTR_CC_MAJOR hipDeviceAttributeComputeCapabilityMajor
+#define MXI_PLATFORM_ATTR_CC_MINOR hipDeviceAttributeComputeCapabilityMinor
 #else
 using error_t = cudaError_t;
 using stream_t = cudaStream_t;
@@ -40,6 +44,9 @@ using device_prop_t = cudaDeviceProp;
 inline constexpr error_t success = cudaSuccess;
 inline constexpr error_t invalid_value = cudaErrorInvalidValue;
 #define MXI_PLATFORM_CALL(name) cuda##name
+#define MXI_PLATFORM_ATTR_MULTIPROCESSORS cudaDevAttrMultiProcessorCount
+#define MXI_PLATFORM_ATTR_CC_MAJOR cudaDevAttrComputeCapabilityMajor
+#define MXI_PLATFORM_ATTR_CC_MINOR cudaDevAttrComputeCapabilityMinor
 #endif
 
 enum class copy_kind { host_to_device, device_to_host, device_to_device };
@@ -93,16 +100,15 @@ inline error_t get_device_properties(device_prop_t* p, int device) {
 }
 /// Multiprocessors (NVIDIA SMs, AMD CUs) of `device`.
 inline error_t multiprocessor_count(int* n, int device) {
-  return MXI_PLATFORM_CALL(DeviceGetAttribute)(n, MXI_PLATFORM_CALL(DevAttrMultiProcessorCount),
-                                               device);
+  return MXI_PLATFORM_CALL(DeviceGetAttribute)(n, MXI_PLATFORM_ATTR_MULTIPROCESSORS, device);
 }
 /// Compute capability (NVIDIA) or gfx major/minor (AMD) of `device`.
 inline error_t compute_capability(int* major, int* minor, int device) {
   error_t e = MXI_PLATFORM_CALL(DeviceGetAttribute)(
-      major, MXI_PLATFORM_CALL(DevAttrComputeCapabilityMajor), device);
+      major, MXI_PLATFORM_ATTR_CC_MAJOR, device);
   if (e != success) return e;
   return MXI_PLATFORM_CALL(DeviceGetAttribute)(
-      minor, MXI_PLATFORM_CALL(DevAttrComputeCapabilityMinor), device);
+      minor, MXI_PLATFORM_ATTR_CC_MINOR, device);
 }
 /// Lets `kernel` use up to `bytes` of dynamic shared memory (needed above 48 KiB on NVIDIA).
 template <class Kernel>
@@ -119,6 +125,9 @@ error_t max_active_blocks(int* blocks, Kernel* kernel, int threads, size_t smem)
 }
 
 #undef MXI_PLATFORM_CALL
+#undef MXI_PLATFORM_ATTR_MULTIPROCESSORS
+#undef MXI_PLATFORM_ATTR_CC_MAJOR
+#undef MXI_PLATFORM_ATTR_CC_MINOR
 
 /// A runtime failure as an mxi::status naming the call that failed.
 inline status to_status(error_t e, const char* call) {
