@@ -117,6 +117,9 @@ void prefill_args(benchmark::internal::Benchmark* b) {
 #if !MXI_PLATFORM_HIP
 BENCHMARK_CAPTURE(bench_logits, decode_sm90, false, arch::target::sm90)->Apply(decode_args);
 BENCHMARK_CAPTURE(bench_logits, prefill_sm90, true, arch::target::sm90)->Apply(prefill_args);
+#else
+BENCHMARK_CAPTURE(bench_logits, decode_gfx950, false, arch::target::gfx950)->Apply(decode_args);
+BENCHMARK_CAPTURE(bench_logits, prefill_gfx950, true, arch::target::gfx950)->Apply(prefill_args);
 #endif
 BENCHMARK_CAPTURE(bench_logits, decode_generic, false, arch::target::generic)
     ->Args({64, 32768, 1})->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);

@@ -194,7 +194,9 @@ void check_dense(const testing::host_workload& w, arch::target target) {
   }
 }
 
-const char* name_of(arch::target t) { return t == arch::target::sm90 ? "sm90" : "generic"; }
+const char* name_of(arch::target t) {
+  return t == arch::target::sm90 ? "sm90" : t == arch::target::gfx950 ? "gfx950" : "generic";
+}
 
 std::vector<arch::target> targets_here() {
   int device = 0;
@@ -236,12 +238,13 @@ TEST_CASE("GPU logits: ragged prefill and compress ratios", "[gpu][logits]") {
 TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here()) {
-    for (const int h : {16, 48, 128}) {
-      testing::workload_spec s = testing::decode_spec(2, 400, 2, h);
-      s.num_heads = h;
-      INFO(name_of(target) << " H " << h);
-      check_dense(testing::make_workload(s), target);
-    }
+    for (const int h : {16, 48, 128})
+      for (const int next_n : {2, 4}) {  // sm90: 2 and 4 rows' heads side by side in one tile
+        testing::workload_spec s = testing::decode_spec(2, 400, next_n, h + next_n);
+        s.num_heads = h;
+        INFO(name_of(target) << " H " << h << " next_n " << next_n);
+        check_dense(testing::make_workload(s), target);
+      }
     testing::workload_spec ties = testing::decode_spec(2, 500, 1, 3);
     ties.keys = testing::key_pattern::few_distinct;
     check_dense(testing::make_workload(ties), target);

@@ -26,10 +26,12 @@ struct key_tile_shape {
   }
 };
 
-/// A staged tile in shared memory: packed values and per-block fp32 scales ([keys][blocks]).
+/// A staged tile in shared memory: packed values, per-block fp32 scales ([keys][blocks]; filled
+/// only for scorers that read them) and the raw E8M0 scale word of each key ([keys]).
 struct key_tile {
   const uint32_t* values;
   const float* scales;
+  const uint32_t* raw_scales = nullptr;
 };
 
 }  // namespace mxi::arch

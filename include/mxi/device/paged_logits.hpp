@@ -12,14 +12,17 @@
 // Launch shape: a plan kernel (one block) splits the rows into groups of G consecutive tokens of
 // one request (G = 1 in candidate mode) and each group's key range into chunks sized so the
 // items outnumber the resident blocks; a persistent kernel (SMs x occupancy blocks of 4
-// waves) walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline) in shared
-// memory; wave w scores row w % G of the group over a 1/(Waves/G) share of each tile with the
-// arch policy's row scorer, which holds the query row in registers. Addressing is 64-bit.
+// waves) walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline, one block
+// barrier a tile) in shared memory. The arch policy's scorer works in units: on sm90 one
+// warpgroup scores all G rows of the group against the whole tile (wgmma, the G rows' heads side
+// by side, every K byte read once); elsewhere wave w scores row w % G over a 1/(4/G) share of
+// each tile with a row scorer that holds the query row in registers. Addressing is 64-bit.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
@@ -68,7 +71,6 @@ MXI_HOST_DEVICE int64_t candidate_columns(const int32_t* ids, int count, int cbs
 
 namespace detail {
 
-inline constexpr int logits_stages = 4;
 inline constexpr int plan_threads = 1024;
 inline constexpr int min_chunk = 256, max_chunk = 2048;
 
@@ -220,41 +222,84 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
   }
 }
 
-template <class Policy, int Heads>
-struct logits_smem {
-  using shape = arch::key_tile_shape;
-  static constexpr int raw_scale_bytes = shape::keys * 4;
-  static constexpr int stage_bytes = shape::value_bytes + shape::scale_float_bytes + raw_scale_bytes;
-  static constexpr int column_bytes = max_chunk * 8;  // position and page id of each column
-  static constexpr int scratch_bytes = Policy::template scorer<Heads>::scratch_bytes;
-  static constexpr int bytes(int waves) {
-    return logits_stages * stage_bytes + column_bytes + waves * scratch_bytes;
+/// A row scorer (one wave scores one row: generic, gfx950) seen through the unit interface the
+/// kernel runs: unit_threads threads score up to max_rows rows of a group against a tile,
+/// out(row, key, score).
+template <class Row, int WaveSize, int Heads>
+struct row_unit {
+  static constexpr int unit_threads = WaveSize;
+  static constexpr int max_rows = 1;
+  static constexpr int step_keys = Row::step_keys;
+  static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
+  static constexpr bool float_scales = true;
+  static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
+
+  Row row;
+
+  MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
+                       int heads, int /*rows*/, void* scratch) {
+    row.load(q_values, q_scales, weights, heads, static_cast<float*>(scratch));
+  }
+  template <class Out>
+  MXI_DEVICE void score(const arch::key_tile& tile, int n0, Out&& out) const {
+    row.score(tile, n0, [&](int n, float v) { out(0, n, v); });
   }
 };
 
-/// Blocks a multiprocessor should hold: registers allow three of 128 threads up to 64 heads.
-template <int Heads>
-inline constexpr int logits_min_blocks = Heads <= 64 ? 3 : 1;
+/// The policy's unit scorer: its own `unit_scorer` (sm90: a warpgroup, several rows) or its row
+/// scorer wrapped in row_unit.
+template <class Policy, int Heads, class = void>
+struct unit_scorer_of {
+  using type = row_unit<typename Policy::template scorer<Heads>, Policy::wave_size, Heads>;
+};
+template <class Policy, int Heads>
+struct unit_scorer_of<Policy, Heads, std::void_t<typename Policy::template unit_scorer<Heads>>> {
+  using type = typename Policy::template unit_scorer<Heads>;
+};
 
+template <class Policy, int Heads>
+struct logits_smem {
+  using shape = arch::key_tile_shape;
+  using scorer = typename unit_scorer_of<Policy, Heads>::type;
+  static constexpr int raw_scale_bytes = shape::keys * 4;
+  static constexpr int float_scale_bytes = scorer::float_scales ? shape::keys * shape::blocks * 4 : 0;
+  static constexpr int stage_bytes = shape::value_bytes + raw_scale_bytes + float_scale_bytes;
+  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored). 8 for
+  /// sm90 measured no faster on the H200 (decode is bound by the scoring, not by HBM latency).
+  static constexpr int stages = 4;
+  static constexpr int column_bytes = max_chunk * 8;  // position and page id of each column
+  /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
+  static constexpr int scratch_stride(int group) { return (scorer::scratch_bytes(group) + 15) / 16 * 16; }
+  static constexpr int bytes(int units, int group) {
+    return stages * stage_bytes + column_bytes + units * scratch_stride(group);
+  }
+};
+
+// Units (a wave, or an sm90 warpgroup) split a group's rows into sets of at most max_rows rows,
+// one set a unit; the units of a set split each tile's keys. One block barrier a tile (two when
+// the scorer reads fp32 key scales, converted in shared memory once per tile), one an item.
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
-__global__ __launch_bounds__(Waves * Policy::wave_size, logits_min_blocks<Heads>) void
+__global__ __launch_bounds__(Waves * Policy::wave_size, (unit_scorer_of<Policy, Heads>::type::min_blocks)) void
 paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) {
   if constexpr (!Policy::compiled_here) {
     platform::trap();
   } else {
     using shape = arch::key_tile_shape;
     using smem_t = logits_smem<Policy, Heads>;
-    using scorer_t = typename Policy::template scorer<Heads>;
-    constexpr int wave_size = Policy::wave_size;
-    constexpr int threads = Waves * wave_size;
+    using scorer_t = typename smem_t::scorer;
+    constexpr int threads = Waves * Policy::wave_size;
+    constexpr int units = threads / scorer_t::unit_threads;
+    constexpr int max_rows = scorer_t::max_rows;
+    static_assert(units >= 1 && threads % scorer_t::unit_threads == 0, "units of the block");
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x;
-    const int wave = platform::wave_id<wave_size>();
-    const int slot = wave % group, slices = Waves / group, slice = wave / group;
-    auto* column_pos = reinterpret_cast<int32_t*>(smem + logits_stages * smem_t::stage_bytes);
+    const int unit = tid / scorer_t::unit_threads;
+    const int sets = (group + max_rows - 1) / max_rows;  // the host keeps units % sets == 0
+    const int set = unit % sets, slices = units / sets, slice = unit / sets;
+    auto* column_pos = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
     int32_t* column_page = column_pos + max_chunk;
-    float* scratch = reinterpret_cast<float*>(smem + logits_stages * smem_t::stage_bytes +
-                                              smem_t::column_bytes + wave * smem_t::scratch_bytes);
+    void* scratch = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes +
+                    unit * smem_t::scratch_stride(group);
     const layout::page_shape page{a.block_size, shape::head_dim};
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
 
@@ -286,17 +331,26 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         column_page[c] = ok ? table[static_cast<int32_t>(pos) / a.block_size] : 0;
       }
 
-      const int64_t my_row = first + slot;
-      int my_limit = 0;  // columns this wave writes
-      if (slot < plan.rows[lo]) {
-        const row_info info = a.rows[my_row];
-        if (info.visible > 0) my_limit = static_cast<int>(min(map.columns(my_row, info.visible), static_cast<int64_t>(k_end)));
+      // This unit's rows and the columns each writes.
+      const int64_t set_row = first + set * max_rows;
+      const int set_rows = min(max_rows, plan.rows[lo] - set * max_rows);
+      int limit[max_rows];
+      int set_limit = 0;
+#pragma unroll
+      for (int i = 0; i < max_rows; ++i) {
+        limit[i] = 0;
+        if (i < set_rows) {
+          const row_info info = a.rows[set_row + i];
+          if (info.visible > 0)
+            limit[i] = static_cast<int>(min(map.columns(set_row + i, info.visible), static_cast<int64_t>(k_end)));
+        }
+        set_limit = max(set_limit, limit[i]);
       }
-      if (my_limit > k_begin && my_row != loaded_row) {
-        const int64_t qh = my_row * a.num_heads;
+      if (set_limit > k_begin && set_row != loaded_row) {
+        const int64_t qh = set_row * a.num_heads;
         scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks,
-                    a.weights + qh, a.num_heads, scratch);
-        loaded_row = my_row;
+                    a.weights + qh, a.num_heads, set_rows, scratch);
+        loaded_row = set_row;
       }
       platform::block_barrier();  // column tables ready
 
@@ -316,7 +370,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
             arch::copy_async<16>(base + 4 * shape::word(n, b, 0),
                                  page_ptr + Layout::value_offset(page, token, b));
           } else {
-            arch::copy_async<4>(base + shape::value_bytes + shape::scale_float_bytes + 4 * n,
+            arch::copy_async<4>(base + shape::value_bytes + 4 * n,
                                 page_ptr + Layout::scale_offset(page, token, 0));
           }
         }
@@ -324,39 +378,43 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       };
 
       const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
-      for (int s = 0; s < logits_stages - 1; ++s) {
+      for (int s = 0; s < smem_t::stages - 1; ++s) {
         if (s < tiles) stage(k_begin + s * shape::keys, s);
         else arch::copy_commit();
       }
+      float* out_set = a.out + (set_row - a.row_begin) * a.ld;
       for (int i = 0; i < tiles; ++i) {
-        const int next = i + logits_stages - 1;
-        if (next < tiles) stage(k_begin + next * shape::keys, next % logits_stages);
+        arch::copy_wait<smem_t::stages - 2>();
+        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
+        platform::block_barrier();
+        const int next = i + smem_t::stages - 1;
+        if (next < tiles) stage(k_begin + next * shape::keys, next % smem_t::stages);
         else arch::copy_commit();
-        arch::copy_wait<logits_stages - 1>();
-        platform::block_barrier();
-        unsigned char* base = smem + (i % logits_stages) * smem_t::stage_bytes;
-        auto* scales = reinterpret_cast<float*>(base + shape::value_bytes);
-        for (int n = tid; n < shape::keys; n += threads) {
-          const uint32_t raw = reinterpret_cast<const uint32_t*>(
-              base + shape::value_bytes + shape::scale_float_bytes)[n];
-          for (int b = 0; b < shape::blocks; ++b)
-            scales[n * shape::blocks + b] = arch::e8m0_to_float((raw >> (8 * b)) & 0xFFu);
+        unsigned char* base = smem + (i % smem_t::stages) * smem_t::stage_bytes;
+        const auto* raw = reinterpret_cast<const uint32_t*>(base + shape::value_bytes);
+        auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
+        if constexpr (scorer_t::float_scales) {
+          for (int n = tid; n < shape::keys; n += threads)
+            for (int b = 0; b < shape::blocks; ++b)
+              scales[n * shape::blocks + b] = arch::e8m0_to_float((raw[n] >> (8 * b)) & 0xFFu);
+          platform::block_barrier();
         }
-        platform::block_barrier();
         const int k0 = k_begin + i * shape::keys;
-        if (my_limit > k0) {
-          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales};
-          float* out_row = a.out + (my_row - a.row_begin) * a.ld;
+        if (set_limit > k0) {
+          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw};
           for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
                n0 += slices * scorer_t::step_keys) {
-            if (k0 + n0 >= my_limit) break;
-            scorer.score(tile, n0, [&](int n, float v) {
-              if (k0 + n < my_limit) out_row[k0 + n] = v;
+            if (k0 + n0 >= set_limit) break;
+            scorer.score(tile, n0, [&](int r, int n, float v) {
+              int row_limit = limit[0];  // limit[r] by selects: no local-memory array
+#pragma unroll
+              for (int j = 1; j < max_rows; ++j) row_limit = r == j ? limit[j] : row_limit;
+              if (k0 + n < row_limit) out_set[r * a.ld + k0 + n] = v;
             });
           }
         }
-        platform::block_barrier();
       }
+      platform::block_barrier();  // the item's stages, column tables and queries are free
     }
   }
 }
@@ -389,8 +447,13 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
                                      void* workspace, platform::stream_t stream) {
   constexpr int waves = 4;
   constexpr int threads = waves * Policy::wave_size;
+  using smem_t = logits_smem<Policy, Heads>;
+  constexpr int units = threads / smem_t::scorer::unit_threads;
+  constexpr int max_rows = smem_t::scorer::max_rows;
+  if (group > units * max_rows || units % ((group + max_rows - 1) / max_rows) != 0)
+    return platform::invalid_value;
   auto* kernel = &paged_logits_kernel<Layout, Policy, Heads, waves, KeyMap>;
-  const int smem = logits_smem<Policy, Heads>::bytes(waves);
+  const int smem = smem_t::bytes(units, group);
   platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, smem);
   int device = 0, sms = 0, per_sm = 0;
   if (e == platform::success) e = platform::get_device(&device);
