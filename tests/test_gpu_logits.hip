@@ -198,13 +198,17 @@ const char* name_of(arch::target t) {
   return t == arch::target::sm90 ? "sm90" : t == arch::target::gfx950 ? "gfx950" : "generic";
 }
 
+/// Every tile this device can run, the generic one last.
 std::vector<arch::target> targets_here() {
   int device = 0;
-  arch::target best = arch::target::generic;
   gpu_check(platform::get_device(&device), "get_device");
-  gpu_check(arch::select_target(device, &best), "select_target");
-  if (best == arch::target::generic) return {arch::target::generic};
-  return {best, arch::target::generic};
+  std::vector<arch::target> out;
+  for (const arch::target t : {arch::target::sm90, arch::target::gfx950, arch::target::generic}) {
+    bool runs = false;
+    gpu_check(arch::can_run(device, t, &runs), "can_run");
+    if (runs) out.push_back(t);
+  }
+  return out;
 }
 
 TEST_CASE("GPU logits: decode next_n 1..4, both layouts, pages 16/64/256", "[gpu][logits]") {

@@ -53,9 +53,30 @@ struct gfx950_policy {
 };
 #endif
 
-/// The fastest tile this build has for `device`: sm90 on compute capability 9.x (wgmma: the
-/// build must hold an sm_90a pass), gfx950 on a device whose gcnArchName starts with "gfx950"
-/// (gfx942 and the rest: generic). Cached per device.
+/// Whether `device` can run target `t`'s tile: sm90 on compute capability 9.x (wgmma: the build
+/// must hold an sm_90a pass), gfx950 on a device whose gcnArchName starts with "gfx950", generic
+/// everywhere.
+inline platform::error_t can_run(int device, target t, bool* out) {
+  *out = t == target::generic;
+  if (*out) return platform::success;
+#if MXI_PLATFORM_HIP
+  platform::device_prop_t prop;
+  const platform::error_t e = platform::get_device_properties(&prop, device);
+  *out = e == platform::success && t == target::gfx950 &&
+         std::strncmp(prop.gcnArchName, "gfx950", 6) == 0;
+#else
+  int major = 0, minor = 0;
+  const platform::error_t e = platform::compute_capability(&major, &minor, device);
+  *out = e == platform::success && t == target::sm90 && major == 9;
+#endif
+  return e;
+}
+
+/// The tile the library runs on `device` by default: gfx950 where it can run, else generic.
+/// The sm90 wgmma tile is not chosen by default yet: on the H200 it wrote a wrong score for the
+/// first key of a row in rare runs (reproduced under compute-sanitizer; never in the generic
+/// tile), so NVIDIA devices run the generic tile and the tests and benches run sm90 by name
+/// until that is found. Cached per device.
 inline platform::error_t select_target(int device, target* out) {
   constexpr int max_devices = 64;
   static std::atomic<int> cache[max_devices] = {};  // target + 1; 0: not queried yet
@@ -67,17 +88,9 @@ inline platform::error_t select_target(int device, target* out) {
       return platform::success;
     }
   }
-  *out = target::generic;
-#if MXI_PLATFORM_HIP
-  platform::device_prop_t prop;
-  const platform::error_t e = platform::get_device_properties(&prop, device);
-  if (e == platform::success && std::strncmp(prop.gcnArchName, "gfx950", 6) == 0)
-    *out = target::gfx950;
-#else
-  int major = 0, minor = 0;
-  const platform::error_t e = platform::compute_capability(&major, &minor, device);
-  if (e == platform::success && major == 9) *out = target::sm90;
-#endif
+  bool gfx950 = false;
+  const platform::error_t e = can_run(device, target::gfx950, &gfx950);
+  *out = gfx950 ? target::gfx950 : target::generic;
   if (e == platform::success && cacheable)
     cache[device].store(static_cast<int>(*out) + 1, std::memory_order_relaxed);
   return e;
