@@ -14,15 +14,6 @@ using namespace mxi::testing;
 
 namespace {
 
-constexpr backend host_backends[] = {backend::reference, backend::cpu};
-
-workload_spec small(workload_spec s) {
-  s.num_heads = 16;
-  s.head_dim = 64;
-  s.block_size = 16;
-  return s;
-}
-
 std::vector<int32_t> pool_row(const host_result<indexer_args>& r, int64_t t) {
   const auto& p = r.args.candidates;
   return std::vector<int32_t>(r.candidates.begin() + t * p.stride,
@@ -44,7 +35,7 @@ candidate_indexer_args consume(const host_workload& w, const std::vector<int32_t
 }  // namespace
 
 TEST_CASE("publishing: the best live blocks, newest pinned, ascending, -1 filled") {
-  workload_spec s = small(prefill_spec({70, 300}, 21));
+  workload_spec s = small_shapes(prefill_spec({70, 300}, 21));
   s.topk = 16;
   const host_workload w = make_workload(s);
   for (int ncb : {1, 4, 40}) {
@@ -71,7 +62,7 @@ TEST_CASE("publishing: the best live blocks, newest pinned, ascending, -1 filled
 }
 
 TEST_CASE("publishing: tied blocks go to the smaller id") {
-  workload_spec s = small(decode_spec(2, 200, 2, 22));
+  workload_spec s = small_shapes(decode_spec(2, 200, 2, 22));
   s.keys = key_pattern::all_equal;
   s.topk = 8;
   const host_workload w = make_workload(s);
@@ -88,7 +79,7 @@ TEST_CASE("publishing: tied blocks go to the smaller id") {
 }
 
 TEST_CASE("consuming a published pool that covers every block equals entry A") {
-  workload_spec s = small(decode_spec(2, 150, 3, 23));
+  workload_spec s = small_shapes(decode_spec(2, 150, 3, 23));
   s.topk = 30;
   const host_workload w = make_workload(s);
   indexer_args a = w.indexer();
@@ -106,7 +97,7 @@ TEST_CASE("consuming a published pool that covers every block equals entry A") {
 }
 
 TEST_CASE("consuming: -1, repeated, unsorted and out-of-range ids") {
-  workload_spec s = small(decode_spec(3, 120, 2, 24));
+  workload_spec s = small_shapes(decode_spec(3, 120, 2, 24));
   s.topk = 20;
   const host_workload w = make_workload(s);
   const int ncb = 10, cbs = 8;
@@ -135,7 +126,7 @@ TEST_CASE("consuming: -1, repeated, unsorted and out-of-range ids") {
 }
 
 TEST_CASE("consuming: at most k candidate positions are all listed, then -1") {
-  workload_spec s = small(decode_spec(1, 200, 1, 25));
+  workload_spec s = small_shapes(decode_spec(1, 200, 1, 25));
   const host_workload w = make_workload(s);
   const std::vector<int32_t> ids = {7, 2, -1, 2};  // 16 positions
   for (backend b : host_backends) {
@@ -149,7 +140,7 @@ TEST_CASE("consuming: at most k candidate positions are all listed, then -1") {
 }
 
 TEST_CASE("consuming reads only the candidate positions' bytes") {
-  workload_spec s = small(decode_spec(3, 400, 1, 26));
+  workload_spec s = small_shapes(decode_spec(3, 400, 1, 26));
   s.topk = 12;
   host_workload w = make_workload(s);
   const int ncb = 6, cbs = 8;

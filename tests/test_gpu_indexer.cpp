@@ -12,6 +12,7 @@
 #include "check.hpp"
 #include "device_buffer.hpp"
 #include "host_run.hpp"
+#include "random_case.hpp"
 #include "skip.hpp"
 #include "workload.hpp"
 
@@ -126,52 +127,6 @@ host_result<candidate_indexer_args> run_gpu(const host_workload& w, candidate_in
   return r;
 }
 
-/// A random problem like the CPU suite's, at the GPU's head dim (128).
-struct random_case {
-  workload_spec spec;
-  output_order order;
-  index_space space;
-  int publish_blocks;
-  bool logits;
-};
-
-random_case draw(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + rng() % v.size()); };
-  random_case c;
-  if (rng() % 2) {
-    c.spec = decode_spec(pick({1, 2, 3}), pick({40, 150, 500, 3000}), pick({1, 2, 4}), seed);
-  } else {
-    std::vector<int32_t> lens;
-    for (int r = pick({1, 2, 3}); r > 0; --r) lens.push_back(pick({1, 5, 17, 40, 300}));
-    c.spec = prefill_spec(lens, seed);
-  }
-  c.spec.num_heads = pick({16, 32, 64, 128});
-  c.spec.block_size = pick({16, 32, 64, 256});
-  c.spec.compress_ratio = pick({1, 1, 2, 4});
-  c.spec.topk = pick({1, 8, 33, 100, 256, 2048});
-  c.spec.layout = rng() % 2 ? cache_layout::linear : cache_layout::mfma16;
-  c.spec.keys = rng() % 4 == 0 ? key_pattern::few_distinct : key_pattern::gaussian;
-  c.spec.page_padding = pick({0, 0, 32});
-  c.order = rng() % 2 ? output_order::score : output_order::position;
-  c.space = rng() % 3 == 0 ? index_space::cache_slot : index_space::position;
-  c.publish_blocks = pick({0, 0, 2, 16, 300});
-  c.logits = rng() % 3 == 0;
-  return c;
-}
-
-indexer_args args_for(const host_workload& w, const random_case& c) {
-  indexer_args a = w.indexer();
-  a.topk.order = c.order;
-  a.topk.space = c.space;
-  a.candidates.num_blocks = c.publish_blocks;
-  a.candidates.block_size = 8;
-  if (c.logits) {
-    a.logits.stride = w.max_model_len + 3;
-    a.logits.clean = c.publish_blocks % 2 == 0;
-  }
-  return a;
-}
 
 /// Checks the listed rows of an entry-A result (all rows when `rows` is empty).
 void check_rows(const host_workload& w, const host_result<indexer_args>& r, std::vector<int64_t> rows) {
@@ -206,11 +161,11 @@ host_workload only_request(const host_workload& w, int req) {
 TEST_CASE("gpu entry A agrees with the exact checker on random problems", "[gpu]") {
   REQUIRE_GPU();
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    const random_case c = draw(seed);
+    const random_case c = draw_random_case(seed, case_scale::gpu);
     const host_workload w = make_workload(c.spec);
     INFO("seed " << seed << " H " << c.spec.num_heads << " BS " << c.spec.block_size << " c "
                  << c.spec.compress_ratio << " k " << c.spec.topk << " T " << w.num_tokens);
-    const auto r = run_gpu(w, args_for(w, c));
+    const auto r = run_gpu(w, random_case_args(w, c));
     REQUIRE(r.st.message() == "");
     CHECK(r.error_word == 0);
     CHECK(check_indexer(w, r.args) == "");
@@ -220,7 +175,7 @@ TEST_CASE("gpu entry A agrees with the exact checker on random problems", "[gpu]
 TEST_CASE("gpu entry B agrees with the exact checker on random candidate rows", "[gpu][candidates]") {
   REQUIRE_GPU();
   for (uint64_t seed = 101; seed <= 130; ++seed) {
-    const random_case c = draw(seed);
+    const random_case c = draw_random_case(seed, case_scale::gpu);
     const host_workload w = make_workload(c.spec);
     INFO("seed " << seed);
     std::mt19937_64 rng(seed);

@@ -16,16 +16,6 @@ using namespace mxi::testing;
 
 namespace {
 
-constexpr backend host_backends[] = {backend::reference, backend::cpu};
-
-/// Small shapes keep the float64 checks quick.
-workload_spec small(workload_spec s) {
-  s.num_heads = 16;
-  s.head_dim = 64;
-  s.block_size = 16;
-  return s;
-}
-
 std::vector<int32_t> row_of(const std::vector<int32_t>& topk, const indexer_args& a, int64_t t) {
   return std::vector<int32_t>(topk.begin() + t * a.topk.stride,
                               topk.begin() + t * a.topk.stride + a.topk.k);
@@ -55,7 +45,7 @@ TEST_CASE("visibility: token i of request r sees floor((seq_len - n_r + i + 1) /
   // With k above every visible length, a row is exactly 0 .. visible-1 then -1.
   for (int c : {1, 2, 4}) {
     for (int next_n = 1; next_n <= 4; ++next_n) {
-      workload_spec s = small(decode_spec(3, 60, next_n, 10 * c + next_n));
+      workload_spec s = small_shapes(decode_spec(3, 60, next_n, 10 * c + next_n));
       s.compress_ratio = c;
       s.topk = 128;
       const host_workload w = make_workload(s);
@@ -76,7 +66,7 @@ TEST_CASE("visibility: token i of request r sees floor((seq_len - n_r + i + 1) /
 
 TEST_CASE("visibility: ragged prefill, seq_len == n_r, and rows that see nothing") {
   for (int c : {1, 2, 4}) {
-    workload_spec s = small(prefill_spec({1, 7, 30}, c));
+    workload_spec s = small_shapes(prefill_spec({1, 7, 30}, c));
     s.compress_ratio = c;
     s.topk = 64;
     const host_workload w = make_workload(s);
@@ -95,7 +85,7 @@ TEST_CASE("visibility: ragged prefill, seq_len == n_r, and rows that see nothing
 
 TEST_CASE("selection: identical keys tie, and ties go to the smaller position") {
   for (output_order order : {output_order::position, output_order::score}) {
-    workload_spec s = small(decode_spec(2, 300, 2, 5));
+    workload_spec s = small_shapes(decode_spec(2, 300, 2, 5));
     s.keys = key_pattern::all_equal;
     s.topk = 50;
     const host_workload w = make_workload(s);
@@ -106,7 +96,7 @@ TEST_CASE("selection: identical keys tie, and ties go to the smaller position") 
       for (int64_t t = 0; t < w.num_tokens; ++t) CHECK(row_of(r.topk, a, t) == iota_row(50, 50));
     }
   }
-  workload_spec s = small(prefill_spec({200, 150}, 6));
+  workload_spec s = small_shapes(prefill_spec({200, 150}, 6));
   s.keys = key_pattern::few_distinct;
   s.topk = 40;
   const host_workload w = make_workload(s);
@@ -118,7 +108,7 @@ TEST_CASE("selection: identical keys tie, and ties go to the smaller position") 
 }
 
 TEST_CASE("selection: NaN keys rank below everything, ties among them by position") {
-  workload_spec s = small(decode_spec(1, 100, 1, 8));
+  workload_spec s = small_shapes(decode_spec(1, 100, 1, 8));
   host_workload w = make_workload(s);
   poison_page(w, w.block_table[1]);  // positions 16 .. 31 score NaN
   indexer_args a = w.indexer();
@@ -136,7 +126,7 @@ TEST_CASE("selection: NaN keys rank below everything, ties among them by positio
 }
 
 TEST_CASE("selection: NaN and infinite weights") {
-  workload_spec s = small(decode_spec(1, 120, 3, 9));
+  workload_spec s = small_shapes(decode_spec(1, 120, 3, 9));
   s.topk = 20;
   host_workload w = make_workload(s);
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -157,7 +147,7 @@ TEST_CASE("selection: NaN and infinite weights") {
 
 TEST_CASE("selection: k = 1, k = 4096, k above every row, visible <= k") {
   for (int k : {1, 4096}) {
-    workload_spec s = small(decode_spec(2, k == 1 ? 200 : 5000, 2, k));
+    workload_spec s = small_shapes(decode_spec(2, k == 1 ? 200 : 5000, 2, k));
     s.topk = k;
     const host_workload w = make_workload(s);
     for (output_order order : {output_order::position, output_order::score}) {
@@ -166,7 +156,7 @@ TEST_CASE("selection: k = 1, k = 4096, k above every row, visible <= k") {
       for (backend b : host_backends) CHECK(check_indexer(w, run_host(a, b).args) == "");
     }
   }
-  workload_spec s = small(decode_spec(2, 100, 1, 3));
+  workload_spec s = small_shapes(decode_spec(2, 100, 1, 3));
   s.topk = 4096;
   const host_workload w = make_workload(s);
   for (backend b : host_backends) {
@@ -176,7 +166,7 @@ TEST_CASE("selection: k = 1, k = 4096, k above every row, visible <= k") {
 }
 
 TEST_CASE("score order lists the k best by descending score, ties by position") {
-  workload_spec s = small(prefill_spec({90, 260}, 12));
+  workload_spec s = small_shapes(prefill_spec({90, 260}, 12));
   s.topk = 70;
   const host_workload w = make_workload(s);
   indexer_args a = w.indexer();
@@ -195,7 +185,7 @@ TEST_CASE("score order lists the k best by descending score, ties by position") 
 }
 
 TEST_CASE("cache-slot index space maps each position through the block table") {
-  workload_spec s = small(decode_spec(3, 200, 2, 13));
+  workload_spec s = small_shapes(decode_spec(3, 200, 2, 13));
   s.topk = 64;
   const host_workload w = make_workload(s);
   for (output_order order : {output_order::position, output_order::score}) {
@@ -219,7 +209,7 @@ TEST_CASE("cache-slot index space maps each position through the block table") {
 // No unbalanced '[' in test names: Catch2 3's catch_discover_tests (the ROCm chroot's) then
 // merges the following names into one CMake list element.
 TEST_CASE("logits: the scores over 0 <= s < visible, -inf after when clean, untouched otherwise") {
-  workload_spec s = small(prefill_spec({40, 3}, 14));
+  workload_spec s = small_shapes(prefill_spec({40, 3}, 14));
   s.compress_ratio = 2;
   s.topk = 8;
   const host_workload w = make_workload(s);
@@ -242,7 +232,7 @@ TEST_CASE("logits: the scores over 0 <= s < visible, -inf after when clean, unto
 }
 
 TEST_CASE("both layouts and padded page strides give bitwise identical results") {
-  workload_spec s = small(decode_spec(2, 150, 2, 15));
+  workload_spec s = small_shapes(decode_spec(2, 150, 2, 15));
   s.topk = 30;
   const host_workload linear = make_workload(s);
   s.layout = cache_layout::mfma16;
@@ -274,7 +264,7 @@ TEST_CASE("both layouts and padded page strides give bitwise identical results")
 
 TEST_CASE("page sizes from 16 to 1024") {
   for (int bs : {16, 48, 128, 256, 1024}) {
-    workload_spec s = small(decode_spec(2, 1100, 2, bs));
+    workload_spec s = small_shapes(decode_spec(2, 1100, 2, bs));
     s.block_size = bs;
     s.topk = 100;
     s.layout = bs % 32 ? cache_layout::mfma16 : cache_layout::linear;
@@ -288,7 +278,7 @@ TEST_CASE("reference against a hand-built problem whose answer is forced") {
   // Queries are all ones (code 2, scale 2^0), weights 1. Key p holds a single 1.0 at element 0
   // with scale 2^((p % 20) - 10): score(p) = H * 2^((p % 20) - 10), so the best positions are
   // those with the largest p % 20, ties (p and p + 20) to the smaller position.
-  workload_spec s = small(decode_spec(1, 200, 1, 16));
+  workload_spec s = small_shapes(decode_spec(1, 200, 1, 16));
   s.topk = 25;
   host_workload w = make_workload(s);
   std::fill(w.q_values.begin(), w.q_values.end(), 0x22);
@@ -321,7 +311,7 @@ TEST_CASE("reference against a hand-built problem whose answer is forced") {
 }
 
 TEST_CASE("the checker rejects wrong rows") {
-  workload_spec s = small(decode_spec(1, 120, 1, 17));
+  workload_spec s = small_shapes(decode_spec(1, 120, 1, 17));
   s.topk = 10;
   const host_workload w = make_workload(s);
   const auto r = run_host(w.indexer(), backend::reference);

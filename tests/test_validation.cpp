@@ -15,12 +15,8 @@ using namespace mxi::testing;
 
 namespace {
 
-constexpr backend host_backends[] = {backend::reference, backend::cpu};
-
 workload_spec small(workload_spec s) {
-  s.num_heads = 16;
-  s.head_dim = 64;
-  s.block_size = 16;
+  s = small_shapes(s);
   s.topk = 16;
   return s;
 }

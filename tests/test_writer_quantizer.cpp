@@ -15,8 +15,6 @@ using namespace mxi::testing;
 
 namespace {
 
-constexpr backend host_backends[] = {backend::reference, backend::cpu};
-
 uint16_t to_bf16(float x) { return static_cast<uint16_t>(bit_cast<uint32_t>(x) >> 16); }
 float from_bf16(uint16_t b) { return bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 

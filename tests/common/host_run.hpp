@@ -10,6 +10,9 @@
 
 namespace mxi::testing {
 
+/// The backends that run on the host, which every CPU test runs alike.
+inline constexpr backend host_backends[] = {backend::reference, backend::cpu};
+
 inline constexpr int32_t unwritten = 0x7FFFFFFF;
 inline constexpr float unwritten_logit = 12345.0f;
 

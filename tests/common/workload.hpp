@@ -68,4 +68,12 @@ struct host_workload {
 
 host_workload make_workload(const workload_spec& spec);
 
+/// Small shapes (H = 16, D = 64, BS = 16) that keep the float64 checks of a test quick.
+inline workload_spec small_shapes(workload_spec s) {
+  s.num_heads = 16;
+  s.head_dim = 64;
+  s.block_size = 16;
+  return s;
+}
+
 }  // namespace mxi::testing
