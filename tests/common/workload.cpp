@@ -69,28 +69,28 @@ request_view host_workload::requests() const {
   return r;
 }
 
-indexer_args host_workload::indexer() const {
-  indexer_args a;
-  a.queries = queries();
-  a.cache = cache();
-  a.requests = requests();
-  a.compress_ratio = spec.compress_ratio;
-  a.max_model_len = max_model_len;
-  a.topk.k = spec.topk;
-  a.topk.stride = spec.topk;
+namespace {
+
+// The fields both entry points share, from a workload.
+template <class Args>
+Args entry_args(const host_workload& w) {
+  Args a;
+  a.queries = w.queries();
+  a.cache = w.cache();
+  a.requests = w.requests();
+  a.compress_ratio = w.spec.compress_ratio;
+  a.max_model_len = w.max_model_len;
+  a.topk.k = w.spec.topk;
+  a.topk.stride = w.spec.topk;
   return a;
 }
 
+}  // namespace
+
+indexer_args host_workload::indexer() const { return entry_args<indexer_args>(*this); }
+
 candidate_indexer_args host_workload::candidate_indexer() const {
-  candidate_indexer_args a;
-  a.queries = queries();
-  a.cache = cache();
-  a.requests = requests();
-  a.compress_ratio = spec.compress_ratio;
-  a.max_model_len = max_model_len;
-  a.topk.k = spec.topk;
-  a.topk.stride = spec.topk;
-  return a;
+  return entry_args<candidate_indexer_args>(*this);
 }
 
 namespace {
