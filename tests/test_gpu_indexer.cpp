@@ -4,7 +4,6 @@
 // determinism across batches and the device error bits. Without a GPU every case skips visibly.
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -178,17 +177,8 @@ TEST_CASE("gpu entry B agrees with the exact checker on random candidate rows", 
     const random_case c = draw_random_case(seed, case_scale::gpu);
     const host_workload w = make_workload(c.spec);
     INFO("seed " << seed);
-    std::mt19937_64 rng(seed);
-    const int ncb = 1 + static_cast<int>(rng() % (seed % 3 == 0 ? 700 : 12));
-    std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb));
-    for (int32_t& id : ids) id = static_cast<int32_t>(rng() % 80) - 8;  // some -1, some too large
-    candidate_indexer_args a = w.candidate_indexer();
-    a.topk.order = c.order;
-    a.topk.space = c.space;
-    a.candidates.blocks = ids.data();
-    a.candidates.stride = ncb;
-    a.candidates.num_blocks = ncb;
-    a.candidates.block_size = 1 + static_cast<int>(rng() % 16);
+    const random_pool pool = draw_random_pool(seed, w, case_scale::gpu);
+    const candidate_indexer_args a = random_pool_args(w, c, pool);
     const auto r = run_gpu(w, a);
     REQUIRE(r.st.message() == "");
     CHECK(check_candidate_indexer(w, r.args) == "");

@@ -2,8 +2,6 @@
 // bitwise determinism across thread counts.
 #include <omp.h>
 
-#include <random>
-
 #include "catch.hpp"
 #include "check.hpp"
 #include "host_run.hpp"
@@ -38,17 +36,8 @@ TEST_CASE("threaded entry B agrees with the exact checker on random candidate ro
     const random_case c = draw_random_case(seed, case_scale::cpu);
     const host_workload w = make_workload(c.spec);
     INFO("seed " << seed);
-    std::mt19937_64 rng(seed);
-    const int ncb = 1 + static_cast<int>(rng() % 12);
-    std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb));
-    for (int32_t& id : ids) id = static_cast<int32_t>(rng() % 80) - 8;  // some -1, some too large
-    candidate_indexer_args a = w.candidate_indexer();
-    a.topk.order = c.order;
-    a.topk.space = c.space;
-    a.candidates.blocks = ids.data();
-    a.candidates.stride = ncb;
-    a.candidates.num_blocks = ncb;
-    a.candidates.block_size = 1 + static_cast<int>(rng() % 16);
+    const random_pool pool = draw_random_pool(seed, w, case_scale::cpu);
+    const candidate_indexer_args a = random_pool_args(w, c, pool);
     for (backend b : {backend::reference, backend::cpu}) {
       const auto r = run_host(a, b);
       REQUIRE(r.st.ok());

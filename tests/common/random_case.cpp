@@ -49,4 +49,27 @@ indexer_args random_case_args(const host_workload& w, const random_case& c) {
   return a;
 }
 
+random_pool draw_random_pool(uint64_t seed, const host_workload& w, case_scale scale) {
+  std::mt19937_64 rng(seed);
+  random_pool p;
+  const bool wide = scale == case_scale::gpu && seed % 3 == 0;
+  p.num_blocks = 1 + static_cast<int>(rng() % (wide ? 700 : 12));
+  p.ids.resize(static_cast<size_t>(w.num_tokens * p.num_blocks));
+  for (int32_t& id : p.ids) id = static_cast<int32_t>(rng() % 80) - 8;
+  p.block_size = 1 + static_cast<int>(rng() % 16);
+  return p;
+}
+
+candidate_indexer_args random_pool_args(const host_workload& w, const random_case& c,
+                                        const random_pool& pool) {
+  candidate_indexer_args a = w.candidate_indexer();
+  a.topk.order = c.order;
+  a.topk.space = c.space;
+  a.candidates.blocks = pool.ids.data();
+  a.candidates.stride = pool.num_blocks;
+  a.candidates.num_blocks = pool.num_blocks;
+  a.candidates.block_size = pool.block_size;
+  return a;
+}
+
 }  // namespace mxi::testing
