@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device_buffer.hpp"
+#include "gpu_timer.hpp"
 #include "mxi/device/paged_logits.hpp"
 #include "mxi/device/row_info.hpp"
 #include "workload.hpp"
@@ -74,9 +75,7 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   int64_t distinct_keys = 0;  // K bytes: each request's visible range read once
   for (int r = 0; r < requests; ++r) distinct_keys += w.seq_lens[r];
 
-  platform::event_t start, stop;
-  gpu_check(platform::event_create(&start), "event");
-  gpu_check(platform::event_create(&stop), "event");
+  testing::gpu_timer timer;
   const auto run = [&] {
     for (int64_t r0 = 0; r0 < w.num_tokens; r0 += out_rows) {
       a.row_begin = r0;
@@ -87,13 +86,7 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   run();  // warm-up
   for (auto _ : state) {
     gpu_check(platform::memset_async(flush.data(), 0, flush.bytes(), nullptr), "flush");
-    gpu_check(platform::event_record(start, nullptr), "record");
-    run();
-    gpu_check(platform::event_record(stop, nullptr), "record");
-    gpu_check(platform::event_synchronize(stop), "sync");
-    float ms = 0;
-    gpu_check(platform::event_elapsed_ms(&ms, start, stop), "elapsed");
-    state.SetIterationTime(ms / 1e3);
+    state.SetIterationTime(timer.time([&] { run(); }));
   }
   const double bytes = static_cast<double>(distinct_keys) * 68 + static_cast<double>(keys) * 4;
   const double flops = static_cast<double>(keys) * 2 * spec.num_heads * spec.head_dim;
@@ -101,8 +94,6 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   state.counters["FLOP/s"] = benchmark::Counter(flops * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["rows"] = static_cast<double>(w.num_tokens);
   state.counters["keys"] = static_cast<double>(keys);
-  platform::event_destroy(start);
-  platform::event_destroy(stop);
 }
 
 void decode_args(benchmark::internal::Benchmark* b) {

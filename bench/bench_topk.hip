@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_buffer.hpp"
+#include "gpu_timer.hpp"
 #include "mxi/device/topk.hpp"
 
 namespace {
@@ -36,9 +37,7 @@ void bench_topk(benchmark::State& state, output_order order) {
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
   device_buffer<char> flush(size_t{256} << 20);  // > the 60 MiB L2
 
-  platform::event_t start, stop;
-  gpu_check(platform::event_create(&start), "event");
-  gpu_check(platform::event_create(&stop), "event");
+  testing::gpu_timer timer;
   auto launch = [&] {
     gpu_check(device::launch_topk(shape, device::float_score_keys{scores.data(), cols},
                                   device::int_lengths{lengths.data()}, device::identity_map{},
@@ -48,19 +47,11 @@ void bench_topk(benchmark::State& state, output_order order) {
   for (int i = 0; i < 3; ++i) launch();
   for (auto _ : state) {
     flush.fill_bytes(static_cast<int>(state.iterations() & 0x7F));
-    gpu_check(platform::event_record(start, nullptr), "record");
-    launch();
-    gpu_check(platform::event_record(stop, nullptr), "record");
-    gpu_check(platform::event_synchronize(stop), "sync");
-    float ms = 0;
-    gpu_check(platform::event_elapsed_ms(&ms, start, stop), "elapsed");
-    state.SetIterationTime(ms * 1e-3);
+    state.SetIterationTime(timer.time([&] { launch(); }));
   }
   state.SetBytesProcessed(state.iterations() * rows * cols * static_cast<int64_t>(sizeof(float)));
   state.counters["rows"] = static_cast<double>(rows);
   state.counters["cols"] = static_cast<double>(cols);
-  platform::event_destroy(start);
-  platform::event_destroy(stop);
 }
 
 void shapes(benchmark::internal::Benchmark* b) {

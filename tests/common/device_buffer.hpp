@@ -38,7 +38,7 @@ class device_buffer {
     return *this;
   }
   ~device_buffer() {
-    if (data_ != nullptr) platform::free(data_);
+    if (data_ != nullptr) (void)platform::free(data_);  // nobody to report a failure to
   }
 
   T* data() const { return data_; }

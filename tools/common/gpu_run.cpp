@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "device_buffer.hpp"
+#include "gpu_timer.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::tools {
@@ -28,25 +29,6 @@ void download(T* host, const device_buffer<T>& d) {
     gpu_check(platform::memcpy(host, d.data(), d.bytes(), platform::copy_kind::device_to_host),
               "memcpy to host");
 }
-
-// RAII pair of events timing one run on the default stream.
-struct event_timer {
-  platform::event_t start{}, stop{};
-  event_timer() {
-    gpu_check(platform::event_create(&start), "event create");
-    gpu_check(platform::event_create(&stop), "event create");
-  }
-  ~event_timer() {
-    platform::event_destroy(start);
-    platform::event_destroy(stop);
-  }
-  double seconds() {
-    gpu_check(platform::event_synchronize(stop), "event synchronize");
-    float ms = 0;
-    gpu_check(platform::event_elapsed_ms(&ms, start, stop), "event elapsed");
-    return 1e-3 * ms;
-  }
-};
 
 status run_entry(const indexer_args& a, const execution& e) { return run_indexer(a, e); }
 status run_entry(const candidate_indexer_args& a, const execution& e) {
@@ -98,12 +80,11 @@ status run_on_gpu(const Args& host, int repetitions, std::vector<double>& second
     exec.workspace_bytes = workspace_size;
     exec.error_word = word.data();
 
-    event_timer timer;
+    testing::gpu_timer timer;
     for (int i = 0; i < repetitions; ++i) {
-      gpu_check(platform::event_record(timer.start, nullptr), "event record");
-      if (status s = run_entry(dev, exec); !s.ok()) return s;
-      gpu_check(platform::event_record(timer.stop, nullptr), "event record");
-      seconds.push_back(timer.seconds());
+      status s;
+      seconds.push_back(timer.time([&] { s = run_entry(dev, exec); }));
+      if (!s.ok()) return s;
     }
     download(host.topk.indices, topk);
     if constexpr (single) {
