@@ -201,10 +201,10 @@ status check_arguments(const q_quantize_args& a) {
 
 namespace {
 
-/// The first device-data error of a batch, as the kernels would find it, or ok. `pages_of` gives
-/// the positions a row reads (all visible ones for entry A, candidate ones for B).
-template <class Args, class RowPositions>
-status validate_rows(const Args& a, RowPositions&& row_reads) {
+/// The first device-data error of a batch, as the kernels would find it, or ok. Both entry points
+/// need every page covering a row's visible positions (contract §4).
+template <class Args>
+status validate_rows(const Args& a) {
   const request_view& req = a.requests;
   const int64_t t_count = a.queries.num_tokens;
   auto fail = [](const std::string& what) { return status(status_code::invalid_argument, what); };
@@ -221,10 +221,10 @@ status validate_rows(const Args& a, RowPositions&& row_reads) {
     if (row.error & device_error_max_model_len)
       return fail("token " + std::to_string(t) + " sees more positions than max_model_len = " +
                   std::to_string(a.max_model_len));
-    if (!row_reads(t, row))
+    if (!pages_cover(req, a.cache, row.request, row.visible))
       return fail("requests.block_table row " + std::to_string(row.request) + " (token " +
                   std::to_string(t) + ") must hold a page id in [0, cache.num_pages) in every "
-                  "column the token reads");
+                  "column covering the token's visible positions");
   }
   return status();
 }
@@ -233,23 +233,13 @@ status validate_rows(const Args& a, RowPositions&& row_reads) {
 }  // namespace detail
 
 status validate(const indexer_args& args) {
-  status s = detail::check_arguments(args);
-  if (!s.ok()) return s;
-  return detail::validate_rows(args, [&](int64_t, const detail::row_plan& row) {
-    return detail::pages_cover(args.requests, args.cache, row.request, row.visible);
-  });
+  const status s = detail::check_arguments(args);
+  return s.ok() ? detail::validate_rows(args) : s;
 }
 
 status validate(const candidate_indexer_args& args) {
-  status s = detail::check_arguments(args);
-  if (!s.ok()) return s;
-  std::vector<int64_t> positions;
-  return detail::validate_rows(args, [&](int64_t t, const detail::row_plan& row) {
-    const auto& pool = args.candidates;
-    detail::candidate_positions(pool.blocks + t * pool.stride, pool.num_blocks, pool.block_size,
-                                row.visible, positions);
-    return detail::pages_cover(args.requests, args.cache, row.request, positions);
-  });
+  const status s = detail::check_arguments(args);
+  return s.ok() ? detail::validate_rows(args) : s;
 }
 
 }  // namespace mxi

@@ -318,8 +318,12 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
   CHECK(validate(a).ok());
 }
 
-TEST_CASE("entry B: a bad page is an error only where a candidate reads it") {
-  const host_workload base = make_workload(small(decode_spec(2, 150, 1, 35)));
+TEST_CASE("entry B: a bad page in a row's visible range fails the row, read by a candidate or not") {
+  // Contract §4: the block table covers every visible page of a request; the GPU checks that once
+  // per request, so the CPU backends fail the same rows.
+  workload_spec s = small(decode_spec(2, 150, 1, 35));
+  s.seq_lens = {100, 190};  // request 0 needs 7 block-table columns of 12
+  const host_workload base = make_workload(s);
   const int ncb = 2, cbs = 8;
   std::vector<int32_t> ids = {0, 1, 0, 1};  // positions 0 .. 15: page column 0 only
   auto args_for = [&](const host_workload& w) {
@@ -329,22 +333,22 @@ TEST_CASE("entry B: a bad page is an error only where a candidate reads it") {
     a.candidates.block_size = cbs;
     return a;
   };
+  std::vector<int32_t> out(32);
   host_workload w = base;
-  w.block_table[0 * w.max_blocks + 3] = -1;  // not read
+  w.block_table[0 * w.max_blocks + 9] = -1;  // past request 0's visible range: never needed
   for (backend b : host_backends) {
     const auto r = run_host(args_for(w), b);
     CHECK(r.error_word == 0);
     CHECK(check_candidate_indexer(base, r.args) == "");
   }
-  w.block_table[1 * w.max_blocks + 0] = static_cast<int32_t>(w.num_pages);  // read by token 1
+  w.block_table[0 * w.max_blocks + 3] = -1;  // visible to token 0, but no candidate reads it
   for (backend b : host_backends) {
     const auto r = run_host(args_for(w), b);
     CHECK(r.error_word == device_error_block_table);
-    CHECK(std::count(r.topk.begin() + 16, r.topk.begin() + 32, -1) == 16);
-    CHECK(check_topk_row(base, exact_candidate_row(base, 0, ids.data(), ncb, cbs), r.topk.data(),
-                         r.args.topk) == "");
+    CHECK(std::count(r.topk.begin(), r.topk.begin() + 16, -1) == 16);
+    CHECK(check_topk_row(base, exact_candidate_row(base, 1, ids.data() + ncb, ncb, cbs),
+                         r.topk.data() + 16, r.args.topk) == "");
   }
-  std::vector<int32_t> out(32);
   candidate_indexer_args a = args_for(w);
   a.topk.indices = out.data();
   CHECK(validate(a).code() == status_code::invalid_argument);

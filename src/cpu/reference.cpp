@@ -131,7 +131,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
     if (!row.error) {
       candidate_positions(a.candidates.blocks + t * a.candidates.stride, a.candidates.num_blocks,
                           a.candidates.block_size, row.visible, positions);
-      if (!pages_cover(a.requests, a.cache, row.request, positions))
+      if (!pages_cover(a.requests, a.cache, row.request, row.visible))
         row.error = device_error_block_table;
     }
     if (row.error) {

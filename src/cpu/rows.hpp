@@ -77,19 +77,12 @@ inline int64_t page_of_column(const request_view& req, int64_t num_pages, int r,
   return page >= 0 && page < num_pages ? page : -1;
 }
 
-/// Whether every page covering positions [0, visible) of request r is usable.
+/// Whether every page covering positions [0, visible) of request r is usable: both entry points
+/// need it (contract §4), entry B too, whose candidates may read only some of those pages.
 inline bool pages_cover(const request_view& req, const cache_view& cache, int r, int64_t visible) {
   const int64_t columns = (visible + cache.block_size - 1) / cache.block_size;
   for (int64_t c = 0; c < columns; ++c)
     if (page_of_column(req, cache.num_pages, r, c) < 0) return false;
-  return true;
-}
-
-/// Whether the page of every position in `positions` is usable.
-inline bool pages_cover(const request_view& req, const cache_view& cache, int r,
-                        const std::vector<int64_t>& positions) {
-  for (int64_t pos : positions)
-    if (page_of_column(req, cache.num_pages, r, pos / cache.block_size) < 0) return false;
   return true;
 }
 

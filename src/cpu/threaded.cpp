@@ -223,7 +223,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
                             pool.block_size, row.plan.visible, positions);
         row.positions = positions.data();
         row.count = static_cast<int64_t>(positions.size());
-        return pages_cover(a.requests, a.cache, row.plan.request, positions);
+        return pages_cover(a.requests, a.cache, row.plan.request, row.plan.visible);
       });
   report_errors(exec, errors);
   return status();
