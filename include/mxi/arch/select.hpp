@@ -72,11 +72,8 @@ inline platform::error_t can_run(int device, target t, bool* out) {
   return e;
 }
 
-/// The tile the library runs on `device` by default: gfx950 where it can run, else generic.
-/// The sm90 wgmma tile is not chosen by default yet: on the H200 it wrote a wrong score for the
-/// first key of a row in rare runs (reproduced under compute-sanitizer; never in the generic
-/// tile), so NVIDIA devices run the generic tile and the tests and benches run sm90 by name
-/// until that is found. Cached per device.
+/// The fastest tile `device` can run: sm90 or gfx950 where it can run, else generic. Cached per
+/// device.
 inline platform::error_t select_target(int device, target* out) {
   constexpr int max_devices = 64;
   static std::atomic<int> cache[max_devices] = {};  // target + 1; 0: not queried yet
@@ -88,9 +85,17 @@ inline platform::error_t select_target(int device, target* out) {
       return platform::success;
     }
   }
-  bool gfx950 = false;
-  const platform::error_t e = can_run(device, target::gfx950, &gfx950);
-  *out = gfx950 ? target::gfx950 : target::generic;
+  *out = target::generic;
+  platform::error_t e = platform::success;
+  for (const target t : {target::sm90, target::gfx950}) {
+    bool runs = false;
+    e = can_run(device, t, &runs);
+    if (e != platform::success) break;
+    if (runs) {
+      *out = t;
+      break;
+    }
+  }
   if (e == platform::success && cacheable)
     cache[device].store(static_cast<int>(*out) + 1, std::memory_order_relaxed);
   return e;

@@ -176,6 +176,9 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
     base += total;
   }
   const int64_t num_groups = base;
+  // Every thread's request_base entries are written before any thread searches them (threads of
+  // later warps write none and would otherwise read the workspace's stale plan).
+  __syncthreads();
   // Each group: its first row, row count and key count; the total sizes the chunks.
   int64_t my_keys = 0;
   for (int64_t gi = tid; gi < num_groups; gi += plan_threads) {
