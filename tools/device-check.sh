@@ -15,9 +15,12 @@ run() { "$@" || { echo "FAILED: $*"; status=1; }; }
 step "device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 step "GPU tests (Catch2 summaries)"
-for t in test_gpu_logits test_gpu_topk test_gpu_indexer test_mxi_run; do
-  run "$build/tests/$t" > "$out/$t.log" 2>&1
-  echo "$t: $(tail -3 "$out/$t.log" | tr '\n' ' ')"
+# test_mxi_run: only its [gpu] cases; its CPU cases run in CI, and under Catch2 v2 a skipped
+# case (the no-GPU one) ends a directly run binary (tests/common/skip.hpp).
+for t in test_gpu_logits test_gpu_topk test_gpu_indexer "test_mxi_run [gpu]"; do
+  set -- $t
+  run "$build/tests/$1" ${2:+"$2"} > "$out/$1.log" 2>&1
+  echo "$1: $(tail -3 "$out/$1.log" | tr '\n' ' ')"
 done
 step "benchmarks"
 for b in bench_logits bench_topk; do
