@@ -245,6 +245,55 @@ TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", 
   }
 }
 
+TEST_CASE("gpu: a call captured in a graph replays to the bits of a direct call", "[gpu][graph]") {
+  REQUIRE_GPU();
+  workload_spec s = decode_spec(4, 3000, 2, 41);
+  s.topk = 256;
+  const host_workload w = make_workload(s);
+  indexer_args a = w.indexer();
+  a.candidates.num_blocks = a.candidates.stride = 16;  // publishing too
+  const host_result<indexer_args> direct = run_gpu(w, a);
+  REQUIRE(direct.st.message() == "");
+
+  const gpu_inputs in(w);
+  indexer_args d = a;
+  in.point(d);
+  const size_t t = static_cast<size_t>(w.num_tokens);
+  device_buffer<int32_t> topk(t * a.topk.stride), pool(t * a.candidates.stride);
+  d.topk.indices = topk.data();
+  d.candidates.blocks = pool.data();
+  size_t bytes = 0;
+  REQUIRE(workspace_bytes(d, backend::gpu, bytes).ok());
+  device_buffer<char> workspace(bytes);
+  platform::stream_t stream{};
+  gpu_check(platform::stream_create(&stream), "stream create");
+  execution exec;
+  exec.where = backend::gpu;
+  exec.stream = stream;
+  exec.workspace = workspace.data();
+  exec.workspace_bytes = bytes;
+
+  // Global capture mode: any call the backend made that a graph cannot hold fails the capture.
+  platform::graph_t graph{};
+  gpu_check(platform::begin_capture(stream), "begin capture");
+  const status captured = run_indexer(d, exec);
+  gpu_check(platform::end_capture(stream, &graph), "end capture");
+  REQUIRE(captured.message() == "");
+  platform::graph_exec_t replay{};
+  gpu_check(platform::graph_instantiate(&replay, graph), "graph instantiate");
+  for (int i = 0; i < 2; ++i) {
+    topk.fill_bytes(0x7F);
+    pool.fill_bytes(0x7F);
+    gpu_check(platform::graph_launch(replay, stream), "graph launch");
+    gpu_check(platform::stream_synchronize(stream), "stream synchronize");
+    CHECK(topk.download() == direct.topk);
+    CHECK(pool.download() == direct.candidates);
+  }
+  gpu_check(platform::graph_exec_destroy(replay), "graph exec destroy");
+  gpu_check(platform::graph_destroy(graph), "graph destroy");
+  gpu_check(platform::stream_destroy(stream), "stream destroy");
+}
+
 TEST_CASE("gpu: a request gives the same bits alone and in a batch", "[gpu]") {
   REQUIRE_GPU();
   workload_spec s = decode_spec(6, 20000, 2, 31);

@@ -29,6 +29,9 @@ using error_t = hipError_t;
 using stream_t = hipStream_t;
 using event_t = hipEvent_t;
 using device_prop_t = hipDeviceProp_t;
+using graph_t = hipGraph_t;
+using graph_exec_t = hipGraphExec_t;
+inline constexpr auto capture_global = hipStreamCaptureModeGlobal;
 inline constexpr error_t success = hipSuccess;
 inline constexpr error_t invalid_value = hipErrorInvalidValue;
 #define MXI_PLATFORM_CALL(name) hip##name
@@ -41,6 +44,9 @@ using error_t = cudaError_t;
 using stream_t = cudaStream_t;
 using event_t = cudaEvent_t;
 using device_prop_t = cudaDeviceProp;
+using graph_t = cudaGraph_t;
+using graph_exec_t = cudaGraphExec_t;
+inline constexpr auto capture_global = cudaStreamCaptureModeGlobal;
 inline constexpr error_t success = cudaSuccess;
 inline constexpr error_t invalid_value = cudaErrorInvalidValue;
 #define MXI_PLATFORM_CALL(name) cuda##name
@@ -84,6 +90,18 @@ inline error_t stream_create(stream_t* s) { return MXI_PLATFORM_CALL(StreamCreat
 inline error_t stream_destroy(stream_t s) { return MXI_PLATFORM_CALL(StreamDestroy)(s); }
 inline error_t stream_synchronize(stream_t s) { return MXI_PLATFORM_CALL(StreamSynchronize)(s); }
 inline error_t device_synchronize() { return MXI_PLATFORM_CALL(DeviceSynchronize)(); }
+
+// Graph capture: what an engine does with the entry points (the tests check the replay).
+inline error_t begin_capture(stream_t s) {
+  return MXI_PLATFORM_CALL(StreamBeginCapture)(s, capture_global);
+}
+inline error_t end_capture(stream_t s, graph_t* g) { return MXI_PLATFORM_CALL(StreamEndCapture)(s, g); }
+inline error_t graph_instantiate(graph_exec_t* e, graph_t g) {
+  return MXI_PLATFORM_CALL(GraphInstantiateWithFlags)(e, g, 0);
+}
+inline error_t graph_launch(graph_exec_t e, stream_t s) { return MXI_PLATFORM_CALL(GraphLaunch)(e, s); }
+inline error_t graph_destroy(graph_t g) { return MXI_PLATFORM_CALL(GraphDestroy)(g); }
+inline error_t graph_exec_destroy(graph_exec_t e) { return MXI_PLATFORM_CALL(GraphExecDestroy)(e); }
 
 inline error_t event_create(event_t* e) { return MXI_PLATFORM_CALL(EventCreate)(e); }
 inline error_t event_destroy(event_t e) { return MXI_PLATFORM_CALL(EventDestroy)(e); }
