@@ -201,8 +201,7 @@ status check_arguments(const q_quantize_args& a) {
 
 namespace {
 
-/// The first device-data error of a batch, as the kernels would find it, or ok. Both entry points
-/// need every page covering a row's visible positions (contract §4).
+/// The first device-data error of a batch, as the kernels would find it, or ok.
 template <class Args>
 status validate_rows(const Args& a) {
   const request_view& req = a.requests;
@@ -217,11 +216,11 @@ status validate_rows(const Args& a) {
                   std::to_string(req.query_start_loc[r + 1] - req.query_start_loc[r]) +
                   " query tokens, got " + std::to_string(req.seq_lens[r]));
   for (int64_t t = 0; t < t_count; ++t) {
-    const row_plan row = plan_row(req, t, a.compress_ratio, a.max_model_len);
+    const row_plan row = plan_row(a, t);
     if (row.error & device_error_max_model_len)
       return fail("token " + std::to_string(t) + " sees more positions than max_model_len = " +
                   std::to_string(a.max_model_len));
-    if (!pages_cover(req, a.cache, row.request, row.visible))
+    if (row.error & device_error_block_table)
       return fail("requests.block_table row " + std::to_string(row.request) + " (token " +
                   std::to_string(t) + ") must hold a page id in [0, cache.num_pages) in every "
                   "column covering the token's visible positions");

@@ -93,15 +93,12 @@ std::vector<int64_t> choose(const std::vector<int64_t>& positions, const std::ve
 }  // namespace
 
 status run_indexer(const indexer_args& a, const execution& exec) {
-  const std::vector<row_plan> rows =
-      plan_rows(a.requests, a.queries.num_tokens, a.compress_ratio, a.max_model_len);
+  const std::vector<row_plan> rows = plan_rows(a);
   const candidate_pool_output* pool = a.candidates.blocks ? &a.candidates : nullptr;
   uint32_t errors = device_error_none;
   std::vector<uint64_t> scratch;
   for (int64_t t = 0; t < a.queries.num_tokens; ++t) {
-    row_plan row = rows[t];
-    if (!row.error && !pages_cover(a.requests, a.cache, row.request, row.visible))
-      row.error = device_error_block_table;
+    const row_plan& row = rows[t];
     if (row.error) {
       errors |= row.error;
       write_failed_row(a.topk, &a.logits, pool, a.max_model_len, t);
@@ -122,23 +119,18 @@ status run_indexer(const indexer_args& a, const execution& exec) {
 }
 
 status run_candidate_indexer(const candidate_indexer_args& a, const execution& exec) {
-  const std::vector<row_plan> rows =
-      plan_rows(a.requests, a.queries.num_tokens, a.compress_ratio, a.max_model_len);
+  const std::vector<row_plan> rows = plan_rows(a);
   uint32_t errors = device_error_none;
   std::vector<int64_t> positions;
   for (int64_t t = 0; t < a.queries.num_tokens; ++t) {
-    row_plan row = rows[t];
-    if (!row.error) {
-      candidate_positions(a.candidates.blocks + t * a.candidates.stride, a.candidates.num_blocks,
-                          a.candidates.block_size, row.visible, positions);
-      if (!pages_cover(a.requests, a.cache, row.request, row.visible))
-        row.error = device_error_block_table;
-    }
+    const row_plan& row = rows[t];
     if (row.error) {
       errors |= row.error;
       write_failed_row(a.topk, nullptr, nullptr, a.max_model_len, t);
       continue;
     }
+    candidate_positions(a.candidates.blocks + t * a.candidates.stride, a.candidates.num_blocks,
+                        a.candidates.block_size, row.visible, positions);
     const std::vector<float> scores =
         score_positions(a.queries, a.cache, a.requests, t, row.request, positions);
     const std::vector<int64_t> chosen = choose(positions, scores, a.topk.k, a.topk.order);

@@ -33,42 +33,6 @@ inline bool seq_len_ok(const request_view& req, int r) {
   return req.seq_lens[r] >= req.query_start_loc[r + 1] - req.query_start_loc[r];
 }
 
-/// Row of token t, given a well-formed query_start_loc: request, visible length, and the
-/// seq_len / max_model_len bits. Block-table checks depend on what the row reads (see below).
-inline row_plan plan_row(const request_view& req, int64_t t, int compress_ratio,
-                         int64_t max_model_len) {
-  const int32_t* q = req.query_start_loc;
-  // Empty requests repeat a start value; upper_bound skips them and lands on the owner.
-  const int r = static_cast<int>(std::upper_bound(q, q + req.num_requests + 1, t) - q) - 1;
-  row_plan row;
-  row.request = r;
-  if (!seq_len_ok(req, r)) {
-    row.error = device_error_seq_len;
-    return row;
-  }
-  const int64_t n = q[r + 1] - q[r];
-  const int64_t p = static_cast<int64_t>(req.seq_lens[r]) - n + (t - q[r]);
-  row.visible = (p + 1) / compress_ratio;
-  if (row.visible > max_model_len) {
-    row.error = device_error_max_model_len;
-    row.visible = 0;
-  }
-  return row;
-}
-
-/// Plans every row; a malformed query_start_loc breaks every row (no token's request is known).
-inline std::vector<row_plan> plan_rows(const request_view& req, int64_t num_tokens,
-                                       int compress_ratio, int64_t max_model_len) {
-  std::vector<row_plan> rows(static_cast<size_t>(num_tokens));
-  if (!query_start_loc_ok(req, num_tokens)) {
-    for (row_plan& row : rows) row.error = device_error_query_start_loc;
-    return rows;
-  }
-  for (int64_t t = 0; t < num_tokens; ++t)
-    rows[t] = plan_row(req, t, compress_ratio, max_model_len);
-  return rows;
-}
-
 /// Page id holding block-table column `column` of request r, or -1 when the table has too few
 /// columns or the id is outside [0, NB).
 inline int64_t page_of_column(const request_view& req, int64_t num_pages, int r, int64_t column) {
@@ -84,6 +48,45 @@ inline bool pages_cover(const request_view& req, const cache_view& cache, int r,
   for (int64_t c = 0; c < columns; ++c)
     if (page_of_column(req, cache.num_pages, r, c) < 0) return false;
   return true;
+}
+
+/// Row of token t of an entry point's batch, given a well-formed query_start_loc: request,
+/// visible length, and the first of the seq_len, max_model_len and block-table bits.
+template <class Args>
+row_plan plan_row(const Args& a, int64_t t) {
+  const request_view& req = a.requests;
+  const int32_t* q = req.query_start_loc;
+  // Empty requests repeat a start value; upper_bound skips them and lands on the owner.
+  const int r = static_cast<int>(std::upper_bound(q, q + req.num_requests + 1, t) - q) - 1;
+  row_plan row;
+  row.request = r;
+  if (!seq_len_ok(req, r)) {
+    row.error = device_error_seq_len;
+    return row;
+  }
+  const int64_t n = q[r + 1] - q[r];
+  const int64_t p = static_cast<int64_t>(req.seq_lens[r]) - n + (t - q[r]);
+  row.visible = (p + 1) / a.compress_ratio;
+  if (row.visible > a.max_model_len) {
+    row.error = device_error_max_model_len;
+    row.visible = 0;
+  } else if (!pages_cover(req, a.cache, r, row.visible)) {
+    row.error = device_error_block_table;
+  }
+  return row;
+}
+
+/// Plans every row; a malformed query_start_loc breaks every row (no token's request is known).
+template <class Args>
+std::vector<row_plan> plan_rows(const Args& a) {
+  const int64_t num_tokens = a.queries.num_tokens;
+  std::vector<row_plan> rows(static_cast<size_t>(num_tokens));
+  if (!query_start_loc_ok(a.requests, num_tokens)) {
+    for (row_plan& row : rows) row.error = device_error_query_start_loc;
+    return rows;
+  }
+  for (int64_t t = 0; t < num_tokens; ++t) rows[t] = plan_row(a, t);
+  return rows;
 }
 
 /// The visible positions a candidate row names, ascending and unique: ids < 0, repeated, or whose

@@ -140,16 +140,15 @@ void select(const row_work& row, const topk_output& out, std::vector<uint64_t>& 
 }
 
 /// Runs an entry point over the batch in groups of rows: plan, score (in parallel tasks), then
-/// select and write (in parallel over rows). `prepare(row, positions)` sets what the row reads
-/// (filling `positions` for entry B) and returns whether its pages are usable. Entry A passes its
-/// optional logits and candidate outputs; B passes null.
+/// select and write (in parallel over rows). `prepare(row, positions)` sets what an unbroken row
+/// reads (filling `positions` for entry B). Entry A passes its optional logits and candidate
+/// outputs; B passes null.
 template <class Args, class Prepare>
 uint32_t run_rows(const Args& a, const execution& exec, const logits_output* logits,
                   const candidate_pool_output* pool, Prepare&& prepare) {
   const int threads = thread_count(exec);
   const bool all_scores = logits != nullptr || pool != nullptr;
-  const std::vector<row_plan> plans =
-      plan_rows(a.requests, a.queries.num_tokens, a.compress_ratio, a.max_model_len);
+  const std::vector<row_plan> plans = plan_rows(a);
   std::vector<std::vector<int64_t>> positions;
   std::vector<row_work> rows;
   std::vector<float> scores;
@@ -167,7 +166,7 @@ uint32_t run_rows(const Args& a, const execution& exec, const logits_output* log
 #pragma omp parallel for schedule(dynamic) num_threads(threads) reduction(| : errors)
     for (int64_t i = 0; i < static_cast<int64_t>(rows.size()); ++i) {
       row_work& row = rows[i];
-      if (!row.plan.error && !prepare(row, positions[i])) row.plan.error = device_error_block_table;
+      if (!row.plan.error) prepare(row, positions[i]);
       errors |= row.plan.error;
       row.scored = !row.plan.error &&
                    (all_scores || row.count > a.topk.k || a.topk.order == output_order::score);
@@ -207,10 +206,7 @@ status run_indexer(const indexer_args& a, const execution& exec) {
   const uint32_t errors =
       run_rows(a, exec, a.logits.data ? &a.logits : nullptr,
                a.candidates.blocks ? &a.candidates : nullptr,
-               [&](row_work& row, std::vector<int64_t>&) {
-                 row.count = row.plan.visible;
-                 return pages_cover(a.requests, a.cache, row.plan.request, row.plan.visible);
-               });
+               [&](row_work& row, std::vector<int64_t>&) { row.count = row.plan.visible; });
   report_errors(exec, errors);
   return status();
 }
@@ -223,7 +219,6 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
                             pool.block_size, row.plan.visible, positions);
         row.positions = positions.data();
         row.count = static_cast<int64_t>(positions.size());
-        return pages_cover(a.requests, a.cache, row.plan.request, row.plan.visible);
       });
   report_errors(exec, errors);
   return status();
