@@ -10,6 +10,7 @@
 #include "catch.hpp"
 #include "check.hpp"
 #include "device_buffer.hpp"
+#include "device_inputs.hpp"
 #include "host_run.hpp"
 #include "random_case.hpp"
 #include "skip.hpp"
@@ -23,28 +24,6 @@ namespace {
 #define REQUIRE_GPU()                                                  \
   if (!gpu_present() || !backend_available(backend::gpu))             \
   MXI_SKIP("no GPU: the GPU backend tests need a device and MXI_BACKEND=cuda or hip")
-
-/// The inputs of a workload in device memory.
-struct gpu_inputs {
-  device_buffer<uint8_t> q_values, q_scales, cache;
-  device_buffer<float> weights;
-  device_buffer<int32_t> block_table, seq_lens, query_start_loc;
-
-  explicit gpu_inputs(const host_workload& w)
-      : q_values(w.q_values), q_scales(w.q_scales), cache(w.kv_cache), weights(w.weights),
-        block_table(w.block_table), seq_lens(w.seq_lens), query_start_loc(w.query_start_loc) {}
-
-  template <class Args>
-  void point(Args& a) const {
-    a.queries.values = q_values.data();
-    a.queries.scales = q_scales.data();
-    a.queries.weights = weights.data();
-    a.cache.data = cache.data();
-    a.requests.block_table = block_table.data();
-    a.requests.seq_lens = seq_lens.data();
-    a.requests.query_start_loc = query_start_loc.data();
-  }
-};
 
 /// Runs `d` (device pointers) with a poisoned workspace of exactly the size asked for.
 template <class Args>
@@ -67,9 +46,9 @@ status run_on_gpu(const Args& d, uint32_t* error_word) {
 }
 
 /// Entry A on the GPU, outputs sized like run_host's; the result's args point at host copies.
-host_result<indexer_args> run_gpu(const host_workload& w, indexer_args a) {
+host_result<indexer_args> run_gpu(indexer_args a) {
   host_result<indexer_args> r;
-  const gpu_inputs in(w);
+  const device_inputs in(a);
   indexer_args d = a;
   in.point(d);
   const size_t t = static_cast<size_t>(a.queries.num_tokens);
@@ -106,9 +85,9 @@ host_result<indexer_args> run_gpu(const host_workload& w, indexer_args a) {
 }
 
 /// Entry B on the GPU with the pool `a` names (host memory).
-host_result<candidate_indexer_args> run_gpu(const host_workload& w, candidate_indexer_args a) {
+host_result<candidate_indexer_args> run_gpu(candidate_indexer_args a) {
   host_result<candidate_indexer_args> r;
-  const gpu_inputs in(w);
+  const device_inputs in(a);
   candidate_indexer_args d = a;
   in.point(d);
   const size_t t = static_cast<size_t>(a.queries.num_tokens);
@@ -164,7 +143,7 @@ TEST_CASE("gpu entry A agrees with the exact checker on random problems", "[gpu]
     const host_workload w = make_workload(c.spec);
     INFO("seed " << seed << " H " << c.spec.num_heads << " BS " << c.spec.block_size << " c "
                  << c.spec.compress_ratio << " k " << c.spec.topk << " T " << w.num_tokens);
-    const auto r = run_gpu(w, random_case_args(w, c));
+    const auto r = run_gpu(random_case_args(w, c));
     REQUIRE(r.st.message() == "");
     CHECK(r.error_word == 0);
     CHECK(check_indexer(w, r.args) == "");
@@ -179,7 +158,7 @@ TEST_CASE("gpu entry B agrees with the exact checker on random candidate rows", 
     INFO("seed " << seed);
     const random_pool pool = draw_random_pool(seed, w, case_scale::gpu);
     const candidate_indexer_args a = random_pool_args(w, c, pool);
-    const auto r = run_gpu(w, a);
+    const auto r = run_gpu(a);
     REQUIRE(r.st.message() == "");
     CHECK(check_candidate_indexer(w, r.args) == "");
   }
@@ -196,7 +175,7 @@ TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", 
         indexer_args a = w.indexer();
         a.topk.order = order;
         a.topk.space = space;
-        const auto g = run_gpu(w, a);
+        const auto g = run_gpu(a);
         const auto h = run_host(a, backend::cpu);
         REQUIRE(g.st.ok());
         if (order == output_order::position) CHECK(g.topk == h.topk);
@@ -213,7 +192,7 @@ TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", 
       a.topk.order = order;
       a.candidates.num_blocks = 37;
       a.candidates.block_size = 8;
-      const auto g = run_gpu(w, a);
+      const auto g = run_gpu(a);
       const auto h = run_host(a, backend::reference);
       REQUIRE(g.st.ok());
       CHECK(g.topk == h.topk);
@@ -228,7 +207,7 @@ TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", 
     indexer_args a = w.indexer();
     a.candidates.num_blocks = 64;
     a.candidates.block_size = 8;
-    const auto g = run_gpu(w, a);
+    const auto g = run_gpu(a);
     const auto h = run_host(a, backend::reference);
     REQUIRE(g.st.ok());
     CHECK(g.candidates == h.candidates);  // few distinct keys: block maxima tie exactly
@@ -238,7 +217,7 @@ TEST_CASE("gpu equals the CPU bit for bit where the contract fixes the answer", 
     b.candidates.num_blocks = 64;
     b.candidates.block_size = 8;
     b.topk.space = index_space::cache_slot;
-    const auto gb = run_gpu(w, b);
+    const auto gb = run_gpu(b);
     const auto hb = run_host(b, backend::reference);
     REQUIRE(gb.st.ok());
     CHECK(gb.topk == hb.topk);
@@ -252,10 +231,10 @@ TEST_CASE("gpu: a call captured in a graph replays to the bits of a direct call"
   const host_workload w = make_workload(s);
   indexer_args a = w.indexer();
   a.candidates.num_blocks = a.candidates.stride = 16;  // publishing too
-  const host_result<indexer_args> direct = run_gpu(w, a);
+  const host_result<indexer_args> direct = run_gpu(a);
   REQUIRE(direct.st.message() == "");
 
-  const gpu_inputs in(w);
+  const device_inputs in(a);
   indexer_args d = a;
   in.point(d);
   const size_t t = static_cast<size_t>(w.num_tokens);
@@ -306,8 +285,8 @@ TEST_CASE("gpu: a request gives the same bits alone and in a batch", "[gpu]") {
     indexer_args b = one.indexer();
     b.topk.order = order;
     b.candidates.num_blocks = 128;
-    const auto batch = run_gpu(w, a);
-    const auto alone = run_gpu(one, b);
+    const auto batch = run_gpu(a);
+    const auto alone = run_gpu(b);
     REQUIRE(batch.st.ok());
     REQUIRE(alone.st.ok());
     const int32_t lo = w.query_start_loc[3];
@@ -324,7 +303,7 @@ TEST_CASE("gpu: broken request data gives all -1 rows and the device error bits"
   w.block_table[1 * w.max_blocks + 5] = static_cast<int32_t>(w.num_pages + 7);  // request 1
   w.seq_lens[2] = 1;                                                             // < n_2 = 2
   indexer_args a = w.indexer();
-  const auto g = run_gpu(w, a);
+  const auto g = run_gpu(a);
   const auto h = run_host(a, backend::reference);
   REQUIRE(g.st.ok());
   CHECK(g.error_word == h.error_word);
@@ -340,8 +319,8 @@ TEST_CASE("gpu: broken request data gives all -1 rows and the device error bits"
 TEST_CASE("gpu: arguments the GPU cannot take are refused by name", "[gpu]") {
   REQUIRE_GPU();
   const host_workload w = make_workload(decode_spec(1, 100, 1, 51));
-  const gpu_inputs in(w);
   indexer_args d = w.indexer();
+  const device_inputs in(d);
   in.point(d);
   device_buffer<int32_t> topk(static_cast<size_t>(w.num_tokens * d.topk.stride));
   d.topk.indices = topk.data();
@@ -363,7 +342,7 @@ TEST_CASE("gpu large: 64 requests x 32K context decode, k 2048", "[gpu][large]")
   const host_workload w = make_workload(decode_spec(64, 32768, 1, 61));
   indexer_args a = w.indexer();
   a.candidates.num_blocks = 512;
-  const auto r = run_gpu(w, a);
+  const auto r = run_gpu(a);
   REQUIRE(r.st.ok());
   CHECK(r.error_word == 0);
   check_rows(w, r, {0, 17, 40, 63});
@@ -375,7 +354,7 @@ TEST_CASE("gpu large: a 16K-token prefill (several chunks), k 2048", "[gpu][larg
   const host_workload w = make_workload(s);
   indexer_args a = w.indexer();
   a.topk.order = output_order::score;
-  const auto r = run_gpu(w, a);
+  const auto r = run_gpu(a);
   REQUIRE(r.st.ok());
   check_rows(w, r, {0, 2047, 2048, 9000, 16383});
 }
@@ -394,7 +373,7 @@ TEST_CASE("gpu large: k 4096 over 256K-wide rows, and all-equal 256K rows", "[gp
     const host_workload w = make_workload(s);
     indexer_args a = w.indexer();
     a.topk.space = index_space::cache_slot;
-    const auto r = run_gpu(w, a);
+    const auto r = run_gpu(a);
     REQUIRE(r.st.ok());
     if (keys == key_pattern::all_equal) {
       const auto h = run_host(a, backend::cpu);

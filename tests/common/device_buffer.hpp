@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mxi/platform/runtime.hpp"
@@ -63,5 +64,15 @@ class device_buffer {
   T* data_ = nullptr;
   size_t count_ = 0;
 };
+
+/// A device copy of `count` host elements at `host` (empty when host is null).
+template <class T>
+device_buffer<std::remove_const_t<T>> upload(T* host, int64_t count) {
+  device_buffer<std::remove_const_t<T>> d(host ? static_cast<size_t>(count) : 0);
+  if (d.size() > 0)
+    gpu_check(platform::memcpy(d.data(), host, d.bytes(), platform::copy_kind::host_to_device),
+              "memcpy to device");
+  return d;
+}
 
 }  // namespace mxi::testing

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "device_buffer.hpp"
+#include "device_inputs.hpp"
 #include "gpu_timer.hpp"
 #include "mxi/platform/runtime.hpp"
 
@@ -11,17 +12,8 @@ namespace mxi::tools {
 namespace {
 
 using testing::device_buffer;
+using testing::upload;
 using testing::gpu_check;
-
-// A device copy of `count` host elements at `host` (nothing when host is null).
-template <class T>
-device_buffer<std::remove_const_t<T>> upload(T* host, int64_t count) {
-  device_buffer<std::remove_const_t<T>> d(host ? static_cast<size_t>(count) : 0);
-  if (d.size() > 0)
-    gpu_check(platform::memcpy(d.data(), host, d.bytes(), platform::copy_kind::host_to_device),
-              "memcpy to device");
-  return d;
-}
 
 template <class T>
 void download(T* host, const device_buffer<T>& d) {
@@ -39,16 +31,9 @@ template <class Args>
 status run_on_gpu(const Args& host, int repetitions, std::vector<double>& seconds,
                   uint32_t& error_word) {
   constexpr bool single = std::is_same_v<Args, indexer_args>;
-  const int64_t t = host.queries.num_tokens, h = host.queries.num_heads;
-  const int64_t d = host.queries.head_dim, r = host.requests.num_requests;
+  const int64_t t = host.queries.num_tokens;
   try {
-    auto q_values = upload(host.queries.values, t * h * d / 2);
-    auto q_scales = upload(host.queries.scales, t * h * d / format::block_elems);
-    auto weights = upload(host.queries.weights, t * h);
-    auto cache = upload(host.cache.data, host.cache.num_pages * host.cache.page_stride);
-    auto block_table = upload(host.requests.block_table, r * host.requests.block_table_stride);
-    auto seq_lens = upload(host.requests.seq_lens, r);
-    auto query_start_loc = upload(host.requests.query_start_loc, r + 1);
+    const testing::device_inputs inputs(host);
     // Outputs go up too: entries a call leaves untouched (logits without `clean`) stay as they
     // were.
     auto topk = upload(host.topk.indices, t * host.topk.stride);
@@ -57,13 +42,7 @@ status run_on_gpu(const Args& host, int repetitions, std::vector<double>& second
     auto word = upload(&no_errors, 1);
 
     Args dev = host;
-    dev.queries.values = q_values.data();
-    dev.queries.scales = q_scales.data();
-    dev.queries.weights = weights.data();
-    dev.cache.data = cache.data();
-    dev.requests.block_table = block_table.data();
-    dev.requests.seq_lens = seq_lens.data();
-    dev.requests.query_start_loc = query_start_loc.data();
+    inputs.point(dev);
     dev.topk.indices = topk.data();
     dev.candidates.blocks = candidates.data();
     device_buffer<float> logits;
