@@ -14,12 +14,14 @@
 #include "check.hpp"
 #include "device_buffer.hpp"
 #include "mxi/arch/fp4_to_fp8.hpp"
+#include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/generic.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
 #include "mxi/device/q_quantizer.hpp"
 #include "mxi/device/row_info.hpp"
+#include "mxi/layout/cache_layout.hpp"
 #include "skip.hpp"
 #include "workload.hpp"
 
@@ -63,7 +65,7 @@ TEST_CASE("packed expands match the per-code definitions", "[host][arch]") {
     const arch::fp8x8 fp8 = arch::expand_e2m1x8(w);
     const int shift = static_cast<int>(rng() % 9);
     const arch::fp8x8 shifted = arch::expand_e2m1x8_shifted(w, shift);
-    const arch::fp8x8 i8 = arch::generic::expand_e2m1x8_int8(w);
+    const arch::fp8x8 i8 = arch::expand_e2m1x8_int8(w);
     for (int e = 0; e < 8; ++e) {
       const unsigned code = (w >> (4 * e)) & 0xFu;
       const uint32_t word_fp8 = e < 4 ? fp8.lo : fp8.hi, word_i8 = e < 4 ? i8.lo : i8.hi;
@@ -75,6 +77,35 @@ TEST_CASE("packed expands match the per-code definitions", "[host][arch]") {
       REQUIRE(byte_i8 == ((code & 8u) ? -1 : 1) * format::e2m1_twice_magnitude(code));
     }
   }
+}
+
+TEST_CASE("shifted int8 expands are 2 * code * 2^shift", "[host][arch]") {
+  std::mt19937 rng(11);
+  for (uint32_t shift = 0; shift <= arch::int8_max_shift; ++shift)
+    for (int i = 0; i < 5000; ++i) {
+      const uint32_t w = i < 16 ? 0x11111111u * static_cast<uint32_t>(i) : rng();
+      const arch::fp8x8 x = arch::expand_e2m1x8_int8(w, arch::int8_shifted_lut(shift));
+      for (int e = 0; e < 8; ++e) {
+        const unsigned code = (w >> (4 * e)) & 0xFu;
+        const auto got = static_cast<int8_t>((e < 4 ? x.lo : x.hi) >> (8 * (e % 4)));
+        INFO("word " << w << " element " << e << " shift " << shift);
+        REQUIRE(got == ((code & 8u) ? -1 : 1) * (format::e2m1_twice_magnitude(code) << shift));
+      }
+    }
+}
+
+TEST_CASE("int8 fold: spread at most 3, no NaN, low scale within 2^+-32", "[host][arch]") {
+  const auto word = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a | b << 8 | c << 16 | d << 24; };
+  CHECK(arch::int8_fold_of(word(127, 127, 127, 127)).fits);
+  CHECK(arch::int8_fold_of(word(130, 127, 129, 128)).low == 127);
+  CHECK(arch::int8_fold_of(word(130, 127, 129, 128)).fits);
+  CHECK_FALSE(arch::int8_fold_of(word(131, 127, 129, 128)).fits);  // spread 4
+  CHECK_FALSE(arch::int8_fold_of(word(127, 255, 127, 127)).fits);  // NaN scale
+  CHECK(arch::int8_fold_of(word(95, 95, 98, 95)).fits);
+  CHECK_FALSE(arch::int8_fold_of(word(94, 95, 95, 95)).fits);
+  CHECK(arch::int8_fold_of(word(159, 159, 159, 159)).fits);
+  CHECK_FALSE(arch::int8_fold_of(word(160, 160, 160, 160)).fits);
+  CHECK_FALSE(arch::int8_fold_of(word(255, 255, 255, 255)).fits);
 }
 
 TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host][arch]") {
@@ -264,6 +295,50 @@ TEST_CASE("GPU logits: query rows whose block scales spread past the e4m3 fold",
   w.q_scales[0 * 64 * 4 + 5 * 4 + 2] = static_cast<uint8_t>(w.q_scales[5 * 4 + 1] - 12);
   w.q_scales[2 * 64 * 4 + 9 * 4 + 0] = 200;
   for (const arch::target target : targets_here()) check_dense(w, target);
+}
+
+/// Sets block `b`'s scale of the key at position `pos` of request `r` in a host workload's cache.
+void set_key_scale(testing::host_workload& w, int r, int64_t pos, int b, uint8_t e) {
+  const int bs = w.spec.block_size;
+  const int64_t page = w.block_table[r * w.max_blocks + pos / bs];
+  const layout::page_shape shape{bs, w.spec.head_dim};
+  layout::dispatch(w.spec.layout, [&](auto L) {
+    w.kv_cache[page * w.page_stride + decltype(L)::scale_offset(shape, static_cast<int>(pos % bs), b)] = e;
+  });
+}
+
+uint8_t key_scale(const testing::host_workload& w, int r, int64_t pos, int b) {
+  const int bs = w.spec.block_size;
+  const int64_t page = w.block_table[r * w.max_blocks + pos / bs];
+  const layout::page_shape shape{bs, w.spec.head_dim};
+  return layout::dispatch(w.spec.layout, [&](auto L) {
+    return w.kv_cache[page * w.page_stride + decltype(L)::scale_offset(shape, static_cast<int>(pos % bs), b)];
+  });
+}
+
+TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside", "[gpu][logits]") {
+  REQUIRE_GPU();
+  for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+    testing::workload_spec s = testing::decode_spec(3, 900, 2, 41);
+    s.layout = layout;
+    testing::host_workload w = testing::make_workload(s);
+    for (int r = 0; r < 3; ++r)
+      for (int64_t pos = 0; pos < w.seq_lens[r]; ++pos) {
+        if (pos % 7 == 3) {  // spread 4: one block 2^4 above the key's lowest
+          uint8_t lo = 255;
+          for (int b = 0; b < 4; ++b) lo = std::min(lo, key_scale(w, r, pos, b));
+          set_key_scale(w, r, pos, static_cast<int>(pos % 4), static_cast<uint8_t>(lo + 4));
+        }
+        if (pos % 97 == 50)  // every block tiny: below the fold's range
+          for (int b = 0; b < 4; ++b) set_key_scale(w, r, pos, b, 90);
+      }
+    // Request 2's two rows fall back as a group: one head weight below 2^-32.
+    w.weights[static_cast<size_t>(w.query_start_loc[2]) * s.num_heads + 7] = 1e-12f;
+    for (const arch::target target : targets_here()) {
+      INFO(name_of(target) << " layout " << int(layout));
+      check_dense(w, target);
+    }
+  }
 }
 
 TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logits][candidate]") {

@@ -35,7 +35,7 @@ for t in test_gpu_logits test_gpu_topk test_gpu_indexer; do
   tail -2 "$out/memcheck-$t.log"
 done
 step "compute-sanitizer racecheck (all but the [large] cases)"
-for t in test_gpu_topk test_gpu_indexer; do
+for t in test_gpu_topk test_gpu_indexer test_gpu_logits; do
   run compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/$t" '~[large]' \
     > "$out/racecheck-$t.log" 2>&1
   tail -2 "$out/racecheck-$t.log"

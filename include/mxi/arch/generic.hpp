@@ -5,26 +5,12 @@
 
 #include <cstdint>
 
-#include "mxi/arch/fp4_to_fp8.hpp"
+#include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
 namespace mxi::arch::generic {
-
-/// Eight packed E2M1 codes to eight int8 values 2 * code value (exact: -12 .. 12).
-MXI_HOST_DEVICE fp8x8 expand_e2m1x8_int8(uint32_t packed) {
-  constexpr uint32_t pos_lo = 0x03020100u, pos_hi = 0x0C080604u;  // 0 1 2 3 | 4 6 8 12
-  constexpr uint32_t neg_lo = 0xFDFEFF00u, neg_hi = 0xF4F8FAFCu;  // negated
-  const uint32_t magnitude = packed & 0x77777777u;
-  const uint32_t sign = (packed >> 3) & 0x11111111u;
-  const auto one = [&](uint32_t mag, uint32_t sg) {
-    const uint32_t p = byte_permute(pos_lo, pos_hi, mag), n = byte_permute(neg_lo, neg_hi, mag);
-    const uint32_t mask = byte_permute(0x0000FF00u, 0, sg);
-    return (p & ~mask) | (n & mask);
-  };
-  return {one(magnitude, sign), one(magnitude >> 16, sign >> 16)};
-}
 
 #if MXI_GPU_COMPILER
 

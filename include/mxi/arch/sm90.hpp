@@ -1,33 +1,44 @@
 // sm90a (Hopper) logits tile: one warpgroup (128 threads) scores a 64-key tile against the
-// heads of up to 4 query rows with wgmma.m64nNk32 e4m3 (A = keys from registers, B = the query
-// heads from shared memory), after an exact in-register E2M1 -> e4m3 expand.
+// heads of up to 4 query rows with wgmma (A = keys from registers, B = the query heads from
+// shared memory). Two exact schemes:
 //
-// Exactness: Hopper's FP8 tensor-core accumulator keeps ~14 bits, so each MXFP4 block (K = 32)
-// is its own wgmma into a fresh accumulator (scale-d = 0), whose sum of 32 E2M1 products is
-// exact; the blocks are combined on the CUDA cores in fp32:
+// Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
+// 2^3 (arch/fp4_to_int8.hpp): block b's codes become int8 2 * code * 2^(e_b - low), and the whole
+// D = 128 dot product is four chained wgmma.s8 (K = 32 each) into one s32 accumulator, exact
+// (|sum| <= 128 * 96 * 96 < 2^23, so its fp32 image is exact too). Queries fold the same way per
+// head, 2^(low_q - 129) moving into the head weight; 2^(low_k - 127) multiplies the head sum once
+// per key. Taken when every head of the unit's rows folds and its weight lies in [2^-32, 2^32]
+// (or is 0), so no fp32 product leaves the normal range; decided once per group of rows.
+//
+// E4M3 per block (the fallback, for keys or rows that do not fold). Hopper's FP8 accumulator
+// keeps ~14 bits, so each MXFP4 block (K = 32) is its own wgmma from zero, whose sum of 32 E2M1
+// products is exact; the blocks combine on the CUDA cores in fp32:
 //   total[key][col] += acc_b[key][col] * kscale[key][b].
-// Query scales are folded once per group of rows: per head h, M_h = max_b e[h][b] and
-// Q' = q * 2^-(M_h - e[h][b]) is still exact in e4m3 when the spread is <= 8; 2^(M_h-127) moves
-// into the head weight (relu(x * 2^m) = relu(x) * 2^m). A group with a wider spread (or a NaN
-// scale) takes the unfolded epilogue (acc * kscale * qscale), chosen once per group, so identical
-// keys always give identical bits.
+// Query scales fold per head when their spread is <= 8 (Q' = q * 2^-(M_h - e[h][b]) is exact in
+// e4m3, 2^(M_h - 127) moves into the weight); a wider spread or a NaN scale takes the unfolded
+// epilogue (acc * kscale * qscale). In a tile where some key does not fold while the rows do,
+// both schemes run and each key takes its own: the choice is a function of the key and the rows
+// alone, so identical keys always give identical bits.
 //
-// Operand order: for m64k32 e4m3 A in registers, thread (warp w, lane 4g + t) holds rows
-// 16w + g, 16w + g + 8 and k slots 4t..4t+3 (regs 0, 1) and 16+4t..16+4t+3 (regs 2, 3). The dot
-// product is invariant under one permutation of K on both sides, so slot 4t + i holds element
-// 8t + i and slot 16 + 4t + i element 8t + 4 + i: one 32-bit word (elements 8t..8t+7) a row and
-// block, expanded to two e4m3 words. B (the query) is written with the same permutation, in the
-// no-swizzle K-major canonical layout: per block, core matrices of 8 columns x 16 bytes, the two
-// K halves 128 bytes apart (LBO), column groups of 8 256 bytes apart (SBO).
+// A operand (m64k32, 8-bit, registers): thread (warp w, lane 4g + t) holds rows 16w + g and
+// 16w + g + 8, k slots 4t..4t+3 (regs 0, 1) and 16+4t..16+4t+3 (regs 2, 3). A dot product is
+// invariant under one permutation of K applied to both sides:
+//   integer  chunk j, slot 4t + i <-> element 32t + 8j + i, slot 16 + 4t + i <-> 32t + 8j + 4 + i:
+//            thread t reads block t of its keys (one 16-byte load) and folds it with one shift;
+//   e4m3     block b, slot 4t + i <-> element 32b + 8t + i, slot 16 + 4t + i <-> 32b + 8t + 4 + i.
+// B is written with the same permutations, in the no-swizzle K-major canonical layout: per chunk
+// (or block), core matrices of 8 columns x 16 bytes, the two K halves 128 bytes apart (LBO),
+// column groups of 8 256 bytes apart (SBO).
 //
-// Accumulator layout (m64nN f32): thread (w, 4g + t) holds d[4j + {0, 1}] = (row 16w + g,
-// cols 8j + 2t, 8j + 2t + 1) and d[4j + {2, 3}] = (row 16w + g + 8, same cols): the heads of a
-// row sit in a thread's registers plus its 4-lane quad, so the head sum is two shuffles.
+// Accumulator (m64nN): thread (w, 4g + t) holds d[4j + {0, 1}] = (row 16w + g, cols 8j + 2t,
+// 8j + 2t + 1) and d[4j + {2, 3}] = (row 16w + g + 8, same cols): a key's heads sit in a thread's
+// registers plus its 4-lane quad, so the head sum is two shuffles, in a fixed order.
 #pragma once
 
 #include <cstdint>
 
 #include "mxi/arch/fp4_to_fp8.hpp"
+#include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
 #include "mxi/platform/intrinsics.hpp"
@@ -69,6 +80,11 @@ MXI_DEVICE void fence_operands(float (&d)[Count]) {
 #pragma unroll
   for (int i = 0; i < Count; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int Count>
+MXI_DEVICE void fence_operands(int32_t (&d)[Count]) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
 /// Makes this thread's shared-memory stores visible to the tensor cores (async proxy).
 MXI_DEVICE void fence_async_shared() {
 #if MXI_ARCH_SM90_WGMMA
@@ -82,6 +98,21 @@ MXI_DEVICE void warpgroup_sync() {
   asm volatile("bar.sync 1, 128;\n" ::: "memory");
 #endif
 }
+/// warpgroup_sync that also returns whether `x` holds on any of the 128 threads.
+MXI_DEVICE bool warpgroup_any(bool x) {
+#if defined(__CUDA_ARCH__)
+  uint32_t r;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 q, %1, 0;\nbar.red.or.pred p, 1, 128, q;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(r)
+      : "r"(static_cast<uint32_t>(x))
+      : "memory");
+  return r != 0u;
+#else
+  return x;
+#endif
+}
 
 /// Shared-memory matrix descriptor, no swizzle: start address, LBO (K direction) and SBO (M/N
 /// direction) in bytes, each >> 4.
@@ -92,15 +123,15 @@ MXI_DEVICE uint64_t smem_descriptor(uint32_t address, uint32_t lbo, uint32_t sbo
 
 /// d = A (64 keys x 32, e4m3, registers) * B (32 x 32 columns, e4m3, shared memory), f32,
 /// from zero (scale-d = 0: C is not read).
-MXI_DEVICE void wgmma_m64n32k32(float (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
+MXI_DEVICE void wgmma_m64n32k32_e4m3(float (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
 #if MXI_ARCH_SM90_WGMMA
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
       "{%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
 #else
   platform::trap();
 #endif
@@ -108,15 +139,69 @@ MXI_DEVICE void wgmma_m64n32k32(float (&d)[16], const uint32_t (&a)[4], uint64_t
 
 /// d = A (64 keys x 32, e4m3, registers) * B (32 x 64 columns, e4m3, shared memory), f32,
 /// from zero (scale-d = 0: C is not read).
-MXI_DEVICE void wgmma_m64n64k32(float (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
+MXI_DEVICE void wgmma_m64n64k32_e4m3(float (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
 #if MXI_ARCH_SM90_WGMMA
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
       "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]), "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]), "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+#else
+  platform::trap();
+#endif
+}
+
+/// d (+)= A (64 keys x 32, s8, registers) * B (32 x 32 columns, s8, shared memory), s32, exact.
+template <bool Accumulate>
+MXI_DEVICE void wgmma_m64n32k32_s8(int32_t (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
+#if MXI_ARCH_SM90_WGMMA
+  if constexpr (!Accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "{%16, %17, %18, %19}, %20, p;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]), "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+  }
+  if constexpr (Accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "{%16, %17, %18, %19}, %20, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+  }
+#else
+  platform::trap();
+#endif
+}
+
+/// d (+)= A (64 keys x 32, s8, registers) * B (32 x 64 columns, s8, shared memory), s32, exact.
+template <bool Accumulate>
+MXI_DEVICE void wgmma_m64n64k32_s8(int32_t (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
+#if MXI_ARCH_SM90_WGMMA
+  if constexpr (!Accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]), "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15]), "=r"(d[16]), "=r"(d[17]), "=r"(d[18]), "=r"(d[19]), "=r"(d[20]), "=r"(d[21]), "=r"(d[22]), "=r"(d[23]), "=r"(d[24]), "=r"(d[25]), "=r"(d[26]), "=r"(d[27]), "=r"(d[28]), "=r"(d[29]), "=r"(d[30]), "=r"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+  }
+  if constexpr (Accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+  }
 #else
   platform::trap();
 #endif
@@ -124,11 +209,24 @@ MXI_DEVICE void wgmma_m64n64k32(float (&d)[32], const uint32_t (&a)[4], uint64_t
 
 template <int N>
 MXI_DEVICE void wgmma_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
-  if constexpr (N == 64) wgmma_m64n64k32(d, a, desc);
-  else wgmma_m64n32k32(d, a, desc);
+  if constexpr (N == 64) wgmma_m64n64k32_e4m3(d, a, desc);
+  else wgmma_m64n32k32_e4m3(d, a, desc);
+}
+template <int N, bool Accumulate>
+MXI_DEVICE void wgmma_s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
+  if constexpr (N == 64) wgmma_m64n64k32_s8<Accumulate>(d, a, desc);
+  else wgmma_m64n32k32_s8<Accumulate>(d, a, desc);
 }
 
 MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
+
+/// relu of an s32 accumulator as fp32, exact for |x| < 2^23: 2^23 + x carries x in its mantissa.
+MXI_DEVICE float relu_to_float(int32_t x) {
+  return __int_as_float(0x4B000000 | max(x, 0)) - 8388608.0f;
+}
+
+/// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
+MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int>(e << 23)); }
 
 /// Scores up to 4 query rows (Heads heads each, D = 128) against one staged 64-key tile; one
 /// warpgroup, the rows' query in the unit's shared scratch.
@@ -138,24 +236,28 @@ struct tile_scorer {
   static constexpr int unit_threads = warpgroup_threads;  ///< threads that score together
   static constexpr int max_rows = 4;                      ///< query rows a unit scores at once
   static constexpr int step_keys = key_tile_shape::keys;  ///< the whole tile (M = 64)
-  static constexpr int min_blocks = Heads <= 64 ? 2 : 1;
+  /// Blocks an SM the registers must allow (shared memory allows 4 for one row of H <= 64).
+  static constexpr int min_blocks = Heads <= 64 ? 4 : 2;
   static constexpr bool float_scales = false;  ///< reads key_tile::raw_scales
   static constexpr int blocks = key_tile_shape::blocks;
-  static constexpr int n = Heads < 64 ? Heads : 64;  ///< columns a wgmma (one row's heads)
-  static constexpr int chunks = Heads / n;           ///< wgmmas a row and block
-  static constexpr int frag = n / 2;                 ///< accumulator floats a thread
+  static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: columns a wgmma
+  static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
-  /// Shared scratch for `rows` rows (cols = rows * Heads): B [blocks][cols / 8][2][8][16 bytes],
-  /// weights [cols], query scales [blocks][cols] (unfolded), 4 warp flags.
-  static constexpr int scratch_bytes(int rows) { return rows * Heads * (blocks * 32 + 4 + blocks * 4) + 16; }
+  /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks][cols / 8][2][8][16
+  /// bytes], B e4m3 [blocks][...] alike, weights int8 path [cols], e4m3 path [cols], query
+  /// scales [blocks][cols] (unfolded e4m3 path), 4 warp flags.
+  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 8 + blocks * 4) + 16; }
 
-  uint32_t b_address;  // shared address of B
-  const float* weight;
+  uint32_t b_int;  // shared addresses of the two B matrices
+  uint32_t b_e4m3;
+  const float* weight_int;
+  const float* weight_e4m3;
   const float* q_scale;
   int cols;
   int rows;
-  bool folded;
+  bool integer;  // the rows fold to int8
+  bool folded;   // the e4m3 path folds the query scales
 
   /// Loads `rows_` consecutive query rows from q_values [rows][heads][64], q_scales
   /// [rows][heads][4], weights [rows][heads]; heads past `heads` score zero. Every thread of
@@ -165,15 +267,18 @@ struct tile_scorer {
     const int tid = static_cast<int>(threadIdx.x) % warpgroup_threads;
     rows = rows_;
     cols = rows * Heads;
-    auto* bmat = static_cast<unsigned char*>(scratch);
-    auto* w = reinterpret_cast<float*>(bmat + cols * blocks * 32);
-    float* qs = w + cols;
+    auto* bint = static_cast<unsigned char*>(scratch);
+    unsigned char* b8 = bint + cols * blocks * 32;
+    auto* wi = reinterpret_cast<float*>(b8 + cols * blocks * 32);
+    float* w8 = wi + cols;
+    float* qs = w8 + cols;
     auto* flags = reinterpret_cast<uint32_t*>(qs + blocks * cols);
-    bool fits = true;
+    bool fits8 = true, fits_int = true;
     for (int c = tid; c < cols; c += warpgroup_threads) {
       const int i = c / Heads, h = c % Heads;
       if (h >= heads) continue;
-      const uint32_t s = *reinterpret_cast<const uint32_t*>(q_scales + (static_cast<int64_t>(i) * heads + h) * blocks);
+      const int64_t head = static_cast<int64_t>(i) * heads + h;
+      const uint32_t s = *reinterpret_cast<const uint32_t*>(q_scales + head * blocks);
       unsigned hi = 0, lo = 255;
 #pragma unroll
       for (int b = 0; b < blocks; ++b) {
@@ -181,48 +286,68 @@ struct tile_scorer {
         hi = e > hi ? e : hi;
         lo = e < lo ? e : lo;
       }
-      fits = fits && hi != 255u && hi - lo <= 8u;
+      fits8 = fits8 && hi != 255u && hi - lo <= 8u;
+      const float w = fabsf(weights[head]);
+      fits_int = fits_int && int8_fold_of(s).fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
     }
-    const bool warp_fits = platform::all<wave_size>(fits);
-    if (tid % wave_size == 0) flags[tid / wave_size] = warp_fits ? 1u : 0u;
+    const bool warp_fits8 = platform::all<wave_size>(fits8);
+    const bool warp_fits_int = platform::all<wave_size>(fits_int);
+    if (tid % wave_size == 0) flags[tid / wave_size] = (warp_fits8 ? 1u : 0u) | (warp_fits_int ? 2u : 0u);
     warpgroup_sync();
-    folded = (flags[0] & flags[1] & flags[2] & flags[3]) != 0u;
+    const uint32_t all = flags[0] & flags[1] & flags[2] & flags[3];
+    folded = (all & 1u) != 0u;
+    integer = (all & 2u) != 0u;
     for (int task = tid; task < cols * blocks; task += warpgroup_threads) {
       const int c = task / blocks, b = task % blocks;
       const int i = c / Heads, h = c % Heads;
       uint32_t word[4] = {0u, 0u, 0u, 0u};
-      unsigned e = 127, hi = 127;
+      uint32_t s = 0x7F7F7F7Fu;  // padding heads: scale 1, zero codes, zero weight
       float wc = 0.0f;
       if (h < heads) {
         const int64_t head = static_cast<int64_t>(i) * heads + h;
-        const uint32_t s = *reinterpret_cast<const uint32_t*>(q_scales + head * blocks);
-        e = (s >> (8 * b)) & 0xFFu;
-        hi = 0;
-#pragma unroll
-        for (int bb = 0; bb < blocks; ++bb) {
-          const unsigned eb = (s >> (8 * bb)) & 0xFFu;
-          hi = eb > hi ? eb : hi;
-        }
+        s = *reinterpret_cast<const uint32_t*>(q_scales + head * blocks);
         const auto* src = reinterpret_cast<const uint32_t*>(q_values + head * (key_tile_shape::row_bytes) + 16 * b);
 #pragma unroll
         for (int q = 0; q < 4; ++q) word[q] = src[q];
         wc = weights[head];
       }
-      const int shift = folded ? static_cast<int>(hi - e) : 0;
-      const fp8x8 lut = e4m3_shifted_lut(shift);
+      const unsigned e = (s >> (8 * b)) & 0xFFu;
+      unsigned hi = 0;
+#pragma unroll
+      for (int bb = 0; bb < blocks; ++bb) {
+        const unsigned eb = (s >> (8 * bb)) & 0xFFu;
+        hi = eb > hi ? eb : hi;
+      }
+      // e4m3: block b is chunk b; slots 4q..4q+3 and 16+4q.. hold word q's two halves.
+      const fp8x8 lut = e4m3_shifted_lut(folded ? static_cast<int>(hi - e) : 0);
       fp8x8 x[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) x[q] = expand_e2m1x8(word[q], lut.lo, lut.hi);
-      auto* dst = reinterpret_cast<uint4*>(bmat + b * cols * 32 + (c / 8) * sbo + (c % 8) * 16);
+      auto* dst = reinterpret_cast<uint4*>(b8 + b * cols * 32 + (c / 8) * sbo + (c % 8) * 16);
       dst[0] = make_uint4(x[0].lo, x[1].lo, x[2].lo, x[3].lo);              // k slots 0..15
       dst[lbo / 16] = make_uint4(x[0].hi, x[1].hi, x[2].hi, x[3].hi);      // k slots 16..31
       qs[b * cols + c] = h < heads ? e8m0_to_float(e) : 0.0f;
-      if (b == 0) w[c] = folded ? wc * e8m0_to_float(hi) : wc;
+      if (b == 0) w8[c] = folded ? wc * e8m0_to_float(hi) : wc;
+      if (integer) {
+        // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).
+        const int8_fold fold = int8_fold_of(s);
+        const int8_lut ilut = int8_shifted_lut(e - fold.low);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const fp8x8 v = expand_e2m1x8_int8(word[q], ilut);
+          unsigned char* chunk = bint + q * cols * 32 + (c / 8) * sbo + (c % 8) * 16 + 4 * b;
+          *reinterpret_cast<uint32_t*>(chunk) = v.lo;
+          *reinterpret_cast<uint32_t*>(chunk + lbo) = v.hi;
+        }
+        if (b == 0) wi[c] = wc * exp2_biased(fold.low - 2);  // w * 2^(low - 127) / 4
+      }
     }
     fence_async_shared();
     warpgroup_sync();
-    b_address = static_cast<uint32_t>(__cvta_generic_to_shared(bmat));
-    weight = w;
+    b_int = static_cast<uint32_t>(__cvta_generic_to_shared(bint));
+    b_e4m3 = static_cast<uint32_t>(__cvta_generic_to_shared(b8));
+    weight_int = wi;
+    weight_e4m3 = w8;
     q_scale = qs;
   }
 
@@ -230,105 +355,186 @@ struct tile_scorer {
   /// per (row, key).
   template <class Out>
   MXI_DEVICE void score(const key_tile& tile, int /*n0*/, Out&& out) const {
-    if (folded) score_impl<true>(tile, out);
-    else score_impl<false>(tile, out);
+    if (integer) score_integer(tile, out);
+    else if (folded) score_e4m3<true>(tile, out);
+    else score_e4m3<false>(tile, out);
   }
 
  private:
-  template <bool Folded>
-  MXI_DEVICE void chunk(const uint32_t (&a)[blocks][4], const float (&ks0)[blocks],
-                        const float (&ks1)[blocks], int col0, float (&total)[frag]) const {
-    const int t = static_cast<int>(threadIdx.x) & 3;
-    const uint32_t base = b_address + static_cast<uint32_t>(col0) * 32u;
-    const uint32_t block_stride = static_cast<uint32_t>(cols) * 32u;
-    float acc[2][frag];
-    wgmma_fence();
-    wgmma_e4m3<n>(acc[0], a[0], smem_descriptor(base, lbo, sbo));
-    wgmma_commit();
+  /// The e4m3 path's per-thread operands: A fragments of every block and the key scales.
+  struct e4m3_operands {
+    uint32_t a[blocks][4];
+    float ks0[blocks], ks1[blocks];
+  };
+
+  MXI_DEVICE static e4m3_operands e4m3_operands_of(const key_tile& tile, int r0, int r1, int t) {
+    e4m3_operands o;
 #pragma unroll
     for (int b = 0; b < blocks; ++b) {
-      if (b + 1 < blocks) {
-        wgmma_fence();
-        wgmma_e4m3<n>(acc[(b + 1) & 1], a[b + 1], smem_descriptor(base + (b + 1) * block_stride, lbo, sbo));
-        wgmma_commit();
-        wgmma_wait<1>();
-      } else {
-        wgmma_wait<0>();
-      }
-      float (&d)[frag] = acc[b & 1];
-      fence_operands(d);
+      const fp8x8 x0 = expand_e2m1x8(tile.values[key_tile_shape::word(r0, b, t)]);
+      const fp8x8 x1 = expand_e2m1x8(tile.values[key_tile_shape::word(r1, b, t)]);
+      o.a[b][0] = x0.lo;
+      o.a[b][1] = x1.lo;
+      o.a[b][2] = x0.hi;
+      o.a[b][3] = x1.hi;
+    }
+    const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
 #pragma unroll
-      for (int j = 0; j < n / 8; ++j) {
-        float s00 = ks0[b], s01 = ks0[b], s10 = ks1[b], s11 = ks1[b];
-        if constexpr (!Folded) {
-          const float2 q = *reinterpret_cast<const float2*>(q_scale + b * cols + col0 + 8 * j + 2 * t);
-          s00 *= q.x;
-          s01 *= q.y;
-          s10 *= q.x;
-          s11 *= q.y;
+    for (int b = 0; b < blocks; ++b) {
+      o.ks0[b] = e8m0_to_float((raw0 >> (8 * b)) & 0xFFu);
+      o.ks1[b] = e8m0_to_float((raw1 >> (8 * b)) & 0xFFu);
+    }
+    return o;
+  }
+
+  /// Sums a key pair's terms over the 4 lanes of a quad (every lane gets the same bits).
+  MXI_DEVICE static void quad_sum(float& p0, float& p1) {
+    p0 += platform::shuffle_xor<wave_size>(p0, 1);
+    p1 += platform::shuffle_xor<wave_size>(p1, 1);
+    p0 += platform::shuffle_xor<wave_size>(p0, 2);
+    p1 += platform::shuffle_xor<wave_size>(p1, 2);
+  }
+
+  /// e4m3 path: row i's two keys of this thread, sum over heads (before the quad sum).
+  template <bool Folded>
+  MXI_DEVICE void row_e4m3(const e4m3_operands& o, int i, float& p0, float& p1) const {
+    const int t = static_cast<int>(threadIdx.x) & 3;
+    const uint32_t block_stride = static_cast<uint32_t>(cols) * 32u;
+    p0 = 0.0f;
+    p1 = 0.0f;
+#pragma unroll 1
+    for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n8) {
+      const uint32_t base = b_e4m3 + static_cast<uint32_t>(col0) * 32u;
+      float total[n8 / 2];
+#pragma unroll
+      for (int b = 0; b < blocks; ++b) {
+        float d[n8 / 2];
+        wgmma_fence();
+        wgmma_e4m3<n8>(d, o.a[b], smem_descriptor(base + b * block_stride, lbo, sbo));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_operands(d);
+#pragma unroll
+        for (int j = 0; j < n8 / 8; ++j) {
+          float s00 = o.ks0[b], s01 = o.ks0[b], s10 = o.ks1[b], s11 = o.ks1[b];
+          if constexpr (!Folded) {
+            const float2 q = *reinterpret_cast<const float2*>(q_scale + b * cols + col0 + 8 * j + 2 * t);
+            s00 *= q.x;
+            s01 *= q.y;
+            s10 *= q.x;
+            s11 *= q.y;
+          }
+          total[4 * j + 0] = b == 0 ? d[4 * j + 0] * s00 : fmaf(d[4 * j + 0], s00, total[4 * j + 0]);
+          total[4 * j + 1] = b == 0 ? d[4 * j + 1] * s01 : fmaf(d[4 * j + 1], s01, total[4 * j + 1]);
+          total[4 * j + 2] = b == 0 ? d[4 * j + 2] * s10 : fmaf(d[4 * j + 2], s10, total[4 * j + 2]);
+          total[4 * j + 3] = b == 0 ? d[4 * j + 3] * s11 : fmaf(d[4 * j + 3], s11, total[4 * j + 3]);
         }
-        if (b == 0) {
-          total[4 * j + 0] = d[4 * j + 0] * s00;
-          total[4 * j + 1] = d[4 * j + 1] * s01;
-          total[4 * j + 2] = d[4 * j + 2] * s10;
-          total[4 * j + 3] = d[4 * j + 3] * s11;
-        } else {
-          total[4 * j + 0] = fmaf(d[4 * j + 0], s00, total[4 * j + 0]);
-          total[4 * j + 1] = fmaf(d[4 * j + 1], s01, total[4 * j + 1]);
-          total[4 * j + 2] = fmaf(d[4 * j + 2], s10, total[4 * j + 2]);
-          total[4 * j + 3] = fmaf(d[4 * j + 3], s11, total[4 * j + 3]);
-        }
+      }
+#pragma unroll
+      for (int j = 0; j < n8 / 8; ++j) {
+        const float2 w = *reinterpret_cast<const float2*>(weight_e4m3 + col0 + 8 * j + 2 * t);
+        p0 = fmaf(w.x, relu(total[4 * j + 0]), p0);
+        p0 = fmaf(w.y, relu(total[4 * j + 1]), p0);
+        p1 = fmaf(w.x, relu(total[4 * j + 2]), p1);
+        p1 = fmaf(w.y, relu(total[4 * j + 3]), p1);
       }
     }
   }
 
   template <bool Folded, class Out>
-  MXI_DEVICE void score_impl(const key_tile& tile, Out& out) const {
+  MXI_DEVICE void score_e4m3(const key_tile& tile, Out& out) const {
     const int lane = static_cast<int>(threadIdx.x) % wave_size;
     const int warp = (static_cast<int>(threadIdx.x) / wave_size) % 4;
     const int g = lane >> 2, t = lane & 3;
     const int r0 = 16 * warp + g, r1 = r0 + 8;
-    uint32_t a[blocks][4];
-#pragma unroll
-    for (int b = 0; b < blocks; ++b) {
-      const fp8x8 x0 = expand_e2m1x8(tile.values[key_tile_shape::word(r0, b, t)]);
-      const fp8x8 x1 = expand_e2m1x8(tile.values[key_tile_shape::word(r1, b, t)]);
-      a[b][0] = x0.lo;
-      a[b][1] = x1.lo;
-      a[b][2] = x0.hi;
-      a[b][3] = x1.hi;
-    }
-    const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
-    float ks0[blocks], ks1[blocks];
-#pragma unroll
-    for (int b = 0; b < blocks; ++b) {
-      ks0[b] = e8m0_to_float((raw0 >> (8 * b)) & 0xFFu);
-      ks1[b] = e8m0_to_float((raw1 >> (8 * b)) & 0xFFu);
-    }
+    const e4m3_operands o = e4m3_operands_of(tile, r0, r1, t);
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
-      float p0 = 0.0f, p1 = 0.0f;
-#pragma unroll 1
-      for (int c = 0; c < chunks; ++c) {
-        const int col0 = i * Heads + c * n;
-        float total[frag];
-        chunk<Folded>(a, ks0, ks1, col0, total);
-#pragma unroll
-        for (int j = 0; j < n / 8; ++j) {
-          const float2 w = *reinterpret_cast<const float2*>(weight + col0 + 8 * j + 2 * t);
-          p0 = fmaf(w.x, relu(total[4 * j + 0]), p0);
-          p0 = fmaf(w.y, relu(total[4 * j + 1]), p0);
-          p1 = fmaf(w.x, relu(total[4 * j + 2]), p1);
-          p1 = fmaf(w.y, relu(total[4 * j + 3]), p1);
-        }
-      }
-      // The row's heads on the 4 lanes of a quad: a fixed order, the same bits on every lane.
-      p0 += platform::shuffle_xor<wave_size>(p0, 1);
-      p1 += platform::shuffle_xor<wave_size>(p1, 1);
-      p0 += platform::shuffle_xor<wave_size>(p0, 2);
-      p1 += platform::shuffle_xor<wave_size>(p1, 2);
+      float p0, p1;
+      row_e4m3<Folded>(o, i, p0, p1);
+      quad_sum(p0, p1);
       if (t == 0) out(i, r0, p0);
       else if (t == 1) out(i, r1, p1);
+    }
+  }
+
+  /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum).
+  MXI_DEVICE void row_integer(const uint32_t (&a)[4][4], int i, float& p0, float& p1) const {
+    const int t = static_cast<int>(threadIdx.x) & 3;
+    const uint32_t chunk_stride = static_cast<uint32_t>(cols) * 32u;
+    p0 = 0.0f;
+    p1 = 0.0f;
+#pragma unroll 1
+    for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n) {
+      const uint32_t base = b_int + static_cast<uint32_t>(col0) * 32u;
+      int32_t d[n / 2];
+      wgmma_fence();
+      wgmma_s8<n, false>(d, a[0], smem_descriptor(base, lbo, sbo));
+      wgmma_s8<n, true>(d, a[1], smem_descriptor(base + chunk_stride, lbo, sbo));
+      wgmma_s8<n, true>(d, a[2], smem_descriptor(base + 2 * chunk_stride, lbo, sbo));
+      wgmma_s8<n, true>(d, a[3], smem_descriptor(base + 3 * chunk_stride, lbo, sbo));
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_operands(d);
+#pragma unroll
+      for (int j = 0; j < n / 8; ++j) {
+        const float2 w = *reinterpret_cast<const float2*>(weight_int + col0 + 8 * j + 2 * t);
+        p0 = fmaf(w.x, relu_to_float(d[4 * j + 0]), p0);
+        p0 = fmaf(w.y, relu_to_float(d[4 * j + 1]), p0);
+        p1 = fmaf(w.x, relu_to_float(d[4 * j + 2]), p1);
+        p1 = fmaf(w.y, relu_to_float(d[4 * j + 3]), p1);
+      }
+    }
+  }
+
+  template <class Out>
+  MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
+    const int lane = static_cast<int>(threadIdx.x) % wave_size;
+    const int warp = (static_cast<int>(threadIdx.x) / wave_size) % 4;
+    const int g = lane >> 2, t = lane & 3;
+    const int r0 = 16 * warp + g, r1 = r0 + 8;
+    const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
+    const int8_fold f0 = int8_fold_of(raw0), f1 = int8_fold_of(raw1);
+    // Block t of each key, folded with its own shift (any valid shift where the key does not fold).
+    const int8_lut lut0 = int8_shifted_lut(f0.fits ? ((raw0 >> (8 * t)) & 0xFFu) - f0.low : 0u);
+    const int8_lut lut1 = int8_shifted_lut(f1.fits ? ((raw1 >> (8 * t)) & 0xFFu) - f1.low : 0u);
+    const uint4 v0 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r0, t, 0));
+    const uint4 v1 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r1, t, 0));
+    const uint32_t w0[4] = {v0.x, v0.y, v0.z, v0.w}, w1[4] = {v1.x, v1.y, v1.z, v1.w};
+    uint32_t a[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const fp8x8 x0 = expand_e2m1x8_int8(w0[j], lut0), x1 = expand_e2m1x8_int8(w1[j], lut1);
+      a[j][0] = x0.lo;
+      a[j][1] = x1.lo;
+      a[j][2] = x0.hi;
+      a[j][3] = x1.hi;
+    }
+    const float kf0 = f0.fits ? exp2_biased(f0.low) : 0.0f, kf1 = f1.fits ? exp2_biased(f1.low) : 0.0f;
+    const bool mixed = warpgroup_any(!f0.fits || !f1.fits);
+    if (!mixed) {
+#pragma unroll 1
+      for (int i = 0; i < rows; ++i) {
+        float p0, p1;
+        row_integer(a, i, p0, p1);
+        quad_sum(p0, p1);
+        if (t == 0) out(i, r0, p0 * kf0);
+        else if (t == 1) out(i, r1, p1 * kf1);
+      }
+      return;
+    }
+    // Some key of the tile does not fold: it takes the e4m3 path, each other key the integer one.
+    const e4m3_operands o = e4m3_operands_of(tile, r0, r1, t);
+#pragma unroll 1
+    for (int i = 0; i < rows; ++i) {
+      float p0, p1, e0, e1;
+      row_integer(a, i, p0, p1);
+      quad_sum(p0, p1);
+      if (folded) row_e4m3<true>(o, i, e0, e1);
+      else row_e4m3<false>(o, i, e0, e1);
+      quad_sum(e0, e1);
+      if (t == 0) out(i, r0, f0.fits ? p0 * kf0 : e0);
+      else if (t == 1) out(i, r1, f1.fits ? p1 * kf1 : e1);
     }
   }
 };

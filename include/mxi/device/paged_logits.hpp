@@ -270,7 +270,7 @@ struct logits_smem {
   /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored). 8 for
   /// sm90 measured no faster on the H200 (decode is bound by the scoring, not by HBM latency).
   static constexpr int stages = 4;
-  static constexpr int column_bytes = max_chunk * 8;  // position and page id of each column
+  static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return (scorer::scratch_bytes(group) + 15) / 16 * 16; }
   static constexpr int bytes(int units, int group) {
@@ -299,8 +299,8 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
     const int unit = tid / scorer_t::unit_threads;
     const int sets = (group + max_rows - 1) / max_rows;  // the host keeps units % sets == 0
     const int set = unit % sets, slices = units / sets, slice = unit / sets;
-    auto* column_pos = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
-    int32_t* column_page = column_pos + max_chunk;
+    auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
+    int32_t* column_page = column_token + max_chunk;
     void* scratch = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes +
                     unit * smem_t::scratch_stride(group);
     const layout::page_shape page{a.block_size, shape::head_dim};
@@ -322,16 +322,17 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
       const int32_t stage_visible = a.rows[first].visible;  // candidate mode: the one row
 
-      // Position and page of every column of the chunk, once, so the tile loop issues its
-      // copies without waiting on dependent loads. -1: a column not to read.
+      // Page and token in the page of every column, once, so the tile loop issues its copies
+      // without dependent loads or divisions. Token -1: a column not to read.
 #pragma unroll 4
       for (int c = tid; c < k_end - k_begin; c += threads) {
         const int64_t pos = map.position(first, k_begin + c);
         // Dense keys stop at the group's widest valid row (row_info checked its pages);
         // candidate positions are bounded by the row's own visible length.
         const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
-        column_pos[c] = ok ? static_cast<int32_t>(pos) : -1;
-        column_page[c] = ok ? table[static_cast<int32_t>(pos) / a.block_size] : 0;
+        const int32_t p = static_cast<int32_t>(pos);
+        column_token[c] = ok ? p % a.block_size : -1;
+        column_page[c] = ok ? table[p / a.block_size] : 0;
       }
 
       // This unit's rows and the columns each writes.
@@ -357,25 +358,21 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       }
       platform::block_barrier();  // column tables ready
 
+      // A key's five copies (four 16-byte blocks, one scale word) go to two threads.
       const auto stage = [&](int k0, int s) {
         unsigned char* base = smem + s * smem_t::stage_bytes;
-        for (int i = tid; i < shape::keys * (shape::blocks + 1); i += threads) {
-          const bool value = i < shape::keys * shape::blocks;
-          const int n = value ? i / shape::blocks : i - shape::keys * shape::blocks;
+        for (int i = tid; i < 2 * shape::keys; i += threads) {
+          const int n = i % shape::keys, half = i / shape::keys;
           const int c = k0 + n - k_begin;
           if (k0 + n >= k_end) continue;
-          const int32_t pos = column_pos[c];
-          if (pos < 0) continue;
+          const int token = column_token[c];
+          if (token < 0) continue;
           const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
-          const int token = pos % a.block_size;
-          if (value) {
-            const int b = i % shape::blocks;
-            arch::copy_async<16>(base + 4 * shape::word(n, b, 0),
-                                 page_ptr + Layout::value_offset(page, token, b));
-          } else {
-            arch::copy_async<4>(base + shape::value_bytes + 4 * n,
-                                page_ptr + Layout::scale_offset(page, token, 0));
-          }
+#pragma unroll
+          for (int b = 2 * half; b < 2 * half + 2; ++b)
+            arch::copy_async<16>(base + 4 * shape::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
+          if (half == 0)
+            arch::copy_async<4>(base + shape::value_bytes + 4 * n, page_ptr + Layout::scale_offset(page, token, 0));
         }
         arch::copy_commit();
       };
