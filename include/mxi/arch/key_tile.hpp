@@ -27,11 +27,13 @@ struct key_tile_shape {
 };
 
 /// A staged tile in shared memory: packed values, per-block fp32 scales ([keys][blocks]; filled
-/// only for scorers that read them) and the raw E8M0 scale word of each key ([keys]).
+/// only for scorers that read them), the raw E8M0 scale word of each key ([keys]), and whether
+/// the scorer's key_flag holds for some staged key (only for scorers that flag keys).
 struct key_tile {
   const uint32_t* values;
   const float* scales;
   const uint32_t* raw_scales = nullptr;
+  bool flagged = false;
 };
 
 }  // namespace mxi::arch

@@ -5,7 +5,7 @@
 // Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
 // 2^3 (arch/fp4_to_int8.hpp): block b's codes become int8 2 * code * 2^(e_b - low), and the whole
 // D = 128 dot product is four chained wgmma.s8 (K = 32 each) into one s32 accumulator, exact
-// (|sum| <= 128 * 96 * 96 < 2^23, so its fp32 image is exact too). Queries fold the same way per
+// (|sum| <= 128 * 96 * 96 < 2^21, so its fp32 image is exact too). Queries fold the same way per
 // head, 2^(low_q - 129) moving into the head weight; 2^(low_k - 127) multiplies the head sum once
 // per key. Taken when every head of the unit's rows folds and its weight lies in [2^-32, 2^32]
 // (or is 0), so no fp32 product leaves the normal range; decided once per group of rows.
@@ -98,22 +98,6 @@ MXI_DEVICE void warpgroup_sync() {
   asm volatile("bar.sync 1, 128;\n" ::: "memory");
 #endif
 }
-/// warpgroup_sync that also returns whether `x` holds on any of the 128 threads.
-MXI_DEVICE bool warpgroup_any(bool x) {
-#if defined(__CUDA_ARCH__)
-  uint32_t r;
-  asm volatile(
-      "{\n.reg .pred p, q;\nsetp.ne.u32 q, %1, 0;\nbar.red.or.pred p, 1, 128, q;\n"
-      "selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(r)
-      : "r"(static_cast<uint32_t>(x))
-      : "memory");
-  return r != 0u;
-#else
-  return x;
-#endif
-}
-
 /// Shared-memory matrix descriptor, no swizzle: start address, LBO (K direction) and SBO (M/N
 /// direction) in bytes, each >> 4.
 MXI_DEVICE uint64_t smem_descriptor(uint32_t address, uint32_t lbo, uint32_t sbo) {
@@ -220,9 +204,11 @@ MXI_DEVICE void wgmma_s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t d
 
 MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
 
-/// relu of an s32 accumulator as fp32, exact for |x| < 2^23: 2^23 + x carries x in its mantissa.
-MXI_DEVICE float relu_to_float(int32_t x) {
-  return __int_as_float(0x4B000000 | max(x, 0)) - 8388608.0f;
+/// relu of an s32 accumulator as fp32, exact for |x| < 2^22: 1.5 * 2^23 + x carries x in its
+/// mantissa. `one` is 1 read back from shared memory, so the add stays an IMAD on the FMA pipe
+/// (the epilogue is bound by the ALU pipe, where an integer add or max would go).
+MXI_DEVICE float relu_to_float(int32_t x, int32_t one) {
+  return fmaxf(__int_as_float(x * one + 0x4B400000) - 12582912.0f, 0.0f);
 }
 
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
@@ -239,6 +225,9 @@ struct tile_scorer {
   /// Blocks an SM the registers must allow (shared memory allows 4 for one row of H <= 64).
   static constexpr int min_blocks = Heads <= 64 ? 4 : 2;
   static constexpr bool float_scales = false;  ///< reads key_tile::raw_scales
+  /// The kernel flags a tile holding a key that does not fold to int8 (key_tile::flagged).
+  static constexpr bool flags_keys = true;
+  MXI_DEVICE static bool key_flag(uint32_t raw_scales) { return !int8_fold_of(raw_scales).fits; }
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: columns a wgmma
   static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
@@ -246,8 +235,8 @@ struct tile_scorer {
 
   /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks][cols / 8][2][8][16
   /// bytes], B e4m3 [blocks][...] alike, weights int8 path [cols], e4m3 path [cols], query
-  /// scales [blocks][cols] (unfolded e4m3 path), 4 warp flags.
-  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 8 + blocks * 4) + 16; }
+  /// scales [blocks][cols] (unfolded e4m3 path), 4 warp flags and a 1.
+  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 8 + blocks * 4) + 20; }
 
   uint32_t b_int;  // shared addresses of the two B matrices
   uint32_t b_e4m3;
@@ -256,6 +245,7 @@ struct tile_scorer {
   const float* q_scale;
   int cols;
   int rows;
+  int32_t one;   // 1 (see relu_to_float)
   bool integer;  // the rows fold to int8
   bool folded;   // the e4m3 path folds the query scales
 
@@ -293,8 +283,10 @@ struct tile_scorer {
     const bool warp_fits8 = platform::all<wave_size>(fits8);
     const bool warp_fits_int = platform::all<wave_size>(fits_int);
     if (tid % wave_size == 0) flags[tid / wave_size] = (warp_fits8 ? 1u : 0u) | (warp_fits_int ? 2u : 0u);
+    if (tid == 0) flags[4] = 1u;
     warpgroup_sync();
     const uint32_t all = flags[0] & flags[1] & flags[2] & flags[3];
+    one = static_cast<int32_t>(flags[4]);
     folded = (all & 1u) != 0u;
     integer = (all & 2u) != 0u;
     for (int task = tid; task < cols * blocks; task += warpgroup_threads) {
@@ -476,14 +468,19 @@ struct tile_scorer {
       wgmma_commit();
       wgmma_wait<0>();
       fence_operands(d);
+      // Four partial sums a key (a fixed order): short dependency chains.
+      float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int j = 0; j < n / 8; ++j) {
         const float2 w = *reinterpret_cast<const float2*>(weight_int + col0 + 8 * j + 2 * t);
-        p0 = fmaf(w.x, relu_to_float(d[4 * j + 0]), p0);
-        p0 = fmaf(w.y, relu_to_float(d[4 * j + 1]), p0);
-        p1 = fmaf(w.x, relu_to_float(d[4 * j + 2]), p1);
-        p1 = fmaf(w.y, relu_to_float(d[4 * j + 3]), p1);
+        const int k = 2 * (j & 1);
+        s0[k] = fmaf(w.x, relu_to_float(d[4 * j + 0], one), s0[k]);
+        s0[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 1], one), s0[k + 1]);
+        s1[k] = fmaf(w.x, relu_to_float(d[4 * j + 2], one), s1[k]);
+        s1[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 3], one), s1[k + 1]);
       }
+      p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
+      p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
     }
   }
 
@@ -511,8 +508,7 @@ struct tile_scorer {
       a[j][3] = x1.hi;
     }
     const float kf0 = f0.fits ? exp2_biased(f0.low) : 0.0f, kf1 = f1.fits ? exp2_biased(f1.low) : 0.0f;
-    const bool mixed = warpgroup_any(!f0.fits || !f1.fits);
-    if (!mixed) {
+    if (!tile.flagged) {
 #pragma unroll 1
       for (int i = 0; i < rows; ++i) {
         float p0, p1;

@@ -235,6 +235,7 @@ struct row_unit {
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
   static constexpr bool float_scales = true;
+  static constexpr bool flags_keys = false;  // no key_flag
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
 
   Row row;
@@ -358,7 +359,9 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       }
       platform::block_barrier();  // column tables ready
 
-      // A key's five copies (four 16-byte blocks, one scale word) go to two threads.
+      // A key's five copies (four 16-byte blocks, one scale word) go to two threads; thread n
+      // copies key n's scale word.
+      static_assert(threads >= 2 * shape::keys, "one pass of the staging loop");
       const auto stage = [&](int k0, int s) {
         unsigned char* base = smem + s * smem_t::stage_bytes;
         for (int i = tid; i < 2 * shape::keys; i += threads) {
@@ -384,24 +387,30 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       }
       float* out_set = a.out + (set_row - a.row_begin) * a.ld;
       for (int i = 0; i < tiles; ++i) {
-        arch::copy_wait<smem_t::stages - 2>();
-        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
-        platform::block_barrier();
-        const int next = i + smem_t::stages - 1;
-        if (next < tiles) stage(k_begin + next * shape::keys, next % smem_t::stages);
-        else arch::copy_commit();
+        const int k0 = k_begin + i * shape::keys;
         unsigned char* base = smem + (i % smem_t::stages) * smem_t::stage_bytes;
         const auto* raw = reinterpret_cast<const uint32_t*>(base + shape::value_bytes);
         auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
+        arch::copy_wait<smem_t::stages - 2>();
+        // Thread n copied key n's scale word (stage) and sees it after its own wait: it votes
+        // for the scorer's key flag on the barrier that publishes the tile.
+        bool flag = false;
+        if constexpr (scorer_t::flags_keys)
+          if (tid < shape::keys && k0 + tid < k_end && column_token[k0 + tid - k_begin] >= 0)
+            flag = scorer_t::key_flag(raw[tid]);
+        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
+        const bool flagged = platform::block_barrier_or(flag);
+        const int next = i + smem_t::stages - 1;
+        if (next < tiles) stage(k_begin + next * shape::keys, next % smem_t::stages);
+        else arch::copy_commit();
         if constexpr (scorer_t::float_scales) {
           for (int n = tid; n < shape::keys; n += threads)
             for (int b = 0; b < shape::blocks; ++b)
               scales[n * shape::blocks + b] = arch::e8m0_to_float((raw[n] >> (8 * b)) & 0xFFu);
           platform::block_barrier();
         }
-        const int k0 = k_begin + i * shape::keys;
         if (set_limit > k0) {
-          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw};
+          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw, flagged};
           for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
                n0 += slices * scorer_t::step_keys) {
             if (k0 + n0 >= set_limit) break;
