@@ -392,14 +392,18 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         const auto* raw = reinterpret_cast<const uint32_t*>(base + shape::value_bytes);
         auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
         arch::copy_wait<smem_t::stages - 2>();
-        // Thread n copied key n's scale word (stage) and sees it after its own wait: it votes
-        // for the scorer's key flag on the barrier that publishes the tile.
-        bool flag = false;
-        if constexpr (scorer_t::flags_keys)
+        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
+        // Where the scorer flags keys, thread n (which copied key n's scale word and sees it
+        // after its own wait) votes on that barrier.
+        bool flagged = false;
+        if constexpr (scorer_t::flags_keys) {
+          bool flag = false;
           if (tid < shape::keys && k0 + tid < k_end && column_token[k0 + tid - k_begin] >= 0)
             flag = scorer_t::key_flag(raw[tid]);
-        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
-        const bool flagged = platform::block_barrier_or(flag);
+          flagged = platform::block_barrier_or(flag);
+        } else {
+          platform::block_barrier();
+        }
         const int next = i + smem_t::stages - 1;
         if (next < tiles) stage(k_begin + next * shape::keys, next % smem_t::stages);
         else arch::copy_commit();
