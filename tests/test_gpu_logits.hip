@@ -242,6 +242,21 @@ std::vector<arch::target> targets_here() {
   return out;
 }
 
+TEST_CASE("GPU tile choice: a Hopper GPU runs sm90 when the build holds sm_90a", "[gpu][arch]") {
+  REQUIRE_GPU();
+  int device = 0, major = 0, minor = 0;
+  gpu_check(platform::get_device(&device), "get_device");
+  gpu_check(platform::compute_capability(&major, &minor, device), "compute_capability");
+  if (MXI_PLATFORM_HIP || major != 9) MXI_SKIP("not an NVIDIA Hopper GPU");
+#if !defined(MXI_TEST_SM90A_BUILD)
+  MXI_SKIP("this build has no sm_90a pass");
+#endif
+  arch::target chosen = arch::target::generic;
+  gpu_check(arch::select_target(device, &chosen), "select_target");
+  CHECK(chosen == arch::target::sm90);
+  CHECK(platform::last_error() == platform::success);  // the image probe leaves no error behind
+}
+
 TEST_CASE("GPU logits: decode next_n 1..4, both layouts, pages 16/64/256", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here())

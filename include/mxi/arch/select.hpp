@@ -53,9 +53,19 @@ struct gfx950_policy {
 };
 #endif
 
-/// Whether `device` can run target `t`'s tile: sm90 on compute capability 9.x (wgmma: the build
-/// must hold an sm_90a pass), gfx950 on a device whose gcnArchName starts with "gfx950", generic
-/// everywhere.
+#if !MXI_PLATFORM_HIP && MXI_GPU_COMPILER
+namespace detail {
+/// Its launch bound marks the device pass of the image a device loaded: 64 threads where that pass
+/// issues wgmma (sm_90a), 32 elsewhere, so that a build without an sm_90a pass (sm_80 only, say)
+/// never picks the sm90 tile on a Hopper GPU, whose kernels would trap there.
+template <int = 0>
+__global__ void __launch_bounds__(MXI_ARCH_SM90_WGMMA ? 64 : 32) image_probe() {}
+}  // namespace detail
+#endif
+
+/// Whether `device` (the current device) can run target `t`'s tile: sm90 on compute capability
+/// 9.x when the loaded image holds the sm_90a pass, gfx950 on a device whose gcnArchName starts
+/// with "gfx950", generic everywhere.
 inline platform::error_t can_run(int device, target t, bool* out) {
   *out = t == target::generic;
   if (*out) return platform::success;
@@ -68,6 +78,18 @@ inline platform::error_t can_run(int device, target t, bool* out) {
   int major = 0, minor = 0;
   const platform::error_t e = platform::compute_capability(&major, &minor, device);
   *out = e == platform::success && t == target::sm90 && major == 9;
+#if MXI_GPU_COMPILER
+  if (*out) {
+    // No loadable image at all reads as "no sm_90a pass"; the error it leaves is cleared, so the
+    // next launch check does not report it.
+    int threads = 0;
+    if (platform::kernel_max_threads(&detail::image_probe<>, &threads) != platform::success)
+      (void)platform::last_error();
+    *out = threads == 64;
+  }
+#else
+  *out = false;  // a host-only translation unit launches no tile
+#endif
 #endif
   return e;
 }

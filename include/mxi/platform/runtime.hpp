@@ -135,6 +135,15 @@ error_t set_max_dynamic_shared_memory(Kernel* kernel, int bytes) {
       reinterpret_cast<const void*>(kernel),
       MXI_PLATFORM_CALL(FuncAttributeMaxDynamicSharedMemorySize), bytes);
 }
+/// The most threads a block of `kernel` may have in the image the current device loaded (its
+/// launch bound, where it has one).
+template <class Kernel>
+error_t kernel_max_threads(Kernel* kernel, int* threads) {
+  MXI_PLATFORM_CALL(FuncAttributes) attr{};
+  const error_t e = MXI_PLATFORM_CALL(FuncGetAttributes)(&attr, reinterpret_cast<const void*>(kernel));
+  *threads = e == success ? attr.maxThreadsPerBlock : 0;
+  return e;
+}
 /// Resident blocks of `kernel` a multiprocessor holds at `threads` threads and `smem` bytes.
 template <class Kernel>
 error_t max_active_blocks(int* blocks, Kernel* kernel, int threads, size_t smem) {
