@@ -39,23 +39,35 @@ MXI_HOST_DEVICE fp8x8 expand_e2m1x8_int8(uint32_t packed, const int8_lut& lut = 
   return {one(magnitude, sign), one(magnitude >> 16, sign >> 16)};
 }
 
-/// How a token's (or a query head's) four E8M0 block scales fold into one int8 scale: every block
-/// b becomes codes * 2^(e_b - low), and the token's dot products carry 2^(low - 127) once.
-/// `fits` when no scale is NaN, the spread is at most int8_max_shift, and `low` lies in
-/// [127 - 32, 127 + 32], so that the fp32 products built on the fold never leave the normal range.
+/// The smallest and largest of a token's (or a query head's) four E8M0 block scales, one byte
+/// each of a 32-bit word (255, NaN, is the largest).
+struct scale_span {
+  uint32_t low, high;
+};
+
+MXI_HOST_DEVICE scale_span scale_span_of(uint32_t scales) {
+  scale_span s{255, 0};
+  for (int b = 0; b < 4; ++b) {
+    const uint32_t e = (scales >> (8 * b)) & 0xFFu;
+    s.low = e < s.low ? e : s.low;
+    s.high = e > s.high ? e : s.high;
+  }
+  return s;
+}
+
+/// How the four scales fold into one int8 scale: every block b becomes codes * 2^(e_b - low), and
+/// the token's dot products carry 2^(low - 127) once. `fits` when no scale is NaN, the spread is
+/// at most int8_max_shift, and `low` lies in [127 - 32, 127 + 32], so that the fp32 products built
+/// on the fold never leave the normal range.
 struct int8_fold {
   uint32_t low;
   bool fits;
 };
 
-MXI_HOST_DEVICE int8_fold int8_fold_of(uint32_t scales) {
-  uint32_t lo = 255, hi = 0;
-  for (int b = 0; b < 4; ++b) {
-    const uint32_t e = (scales >> (8 * b)) & 0xFFu;
-    lo = e < lo ? e : lo;
-    hi = e > hi ? e : hi;
-  }
-  return {lo, lo >= 127 - 32 && lo <= 127 + 32 && hi - lo <= static_cast<uint32_t>(int8_max_shift)};
+MXI_HOST_DEVICE int8_fold int8_fold_of(scale_span s) {
+  return {s.low, s.low >= 127 - 32 && s.low <= 127 + 32 &&
+                     s.high - s.low <= static_cast<uint32_t>(int8_max_shift)};
 }
+MXI_HOST_DEVICE int8_fold int8_fold_of(uint32_t scales) { return int8_fold_of(scale_span_of(scales)); }
 
 }  // namespace mxi::arch

@@ -269,17 +269,10 @@ struct tile_scorer {
       const int i = c / Heads, h = c % Heads;
       if (h >= heads) continue;
       const int64_t head = static_cast<int64_t>(i) * heads + h;
-      const uint32_t s = *reinterpret_cast<const uint32_t*>(q_scales + head * blocks);
-      unsigned hi = 0, lo = 255;
-#pragma unroll
-      for (int b = 0; b < blocks; ++b) {
-        const unsigned e = (s >> (8 * b)) & 0xFFu;
-        hi = e > hi ? e : hi;
-        lo = e < lo ? e : lo;
-      }
-      fits8 = fits8 && hi != 255u && hi - lo <= 8u;
+      const scale_span span = scale_span_of(*reinterpret_cast<const uint32_t*>(q_scales + head * blocks));
+      fits8 = fits8 && span.high != 255u && span.high - span.low <= 8u;
       const float w = fabsf(weights[head]);
-      fits_int = fits_int && int8_fold_of(s).fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
+      fits_int = fits_int && int8_fold_of(span).fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
     }
     const bool warp_fits8 = platform::all<wave_size>(fits8);
     const bool warp_fits_int = platform::all<wave_size>(fits_int);
@@ -305,14 +298,9 @@ struct tile_scorer {
         wc = weights[head];
       }
       const unsigned e = (s >> (8 * b)) & 0xFFu;
-      unsigned hi = 0;
-#pragma unroll
-      for (int bb = 0; bb < blocks; ++bb) {
-        const unsigned eb = (s >> (8 * bb)) & 0xFFu;
-        hi = eb > hi ? eb : hi;
-      }
+      const scale_span span = scale_span_of(s);
       // e4m3: block b is chunk b; slots 4q..4q+3 and 16+4q.. hold word q's two halves.
-      const fp8x8 lut = e4m3_shifted_lut(folded ? static_cast<int>(hi - e) : 0);
+      const fp8x8 lut = e4m3_shifted_lut(folded ? static_cast<int>(span.high - e) : 0);
       fp8x8 x[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) x[q] = expand_e2m1x8(word[q], lut.lo, lut.hi);
@@ -320,10 +308,10 @@ struct tile_scorer {
       dst[0] = make_uint4(x[0].lo, x[1].lo, x[2].lo, x[3].lo);              // k slots 0..15
       dst[lbo / 16] = make_uint4(x[0].hi, x[1].hi, x[2].hi, x[3].hi);      // k slots 16..31
       qs[b * cols + c] = h < heads ? e8m0_to_float(e) : 0.0f;
-      if (b == 0) w8[c] = folded ? wc * e8m0_to_float(hi) : wc;
+      if (b == 0) w8[c] = folded ? wc * e8m0_to_float(span.high) : wc;
       if (integer) {
         // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).
-        const int8_fold fold = int8_fold_of(s);
+        const int8_fold fold = int8_fold_of(span);
         const int8_lut ilut = int8_shifted_lut(e - fold.low);
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -378,6 +366,17 @@ struct tile_scorer {
       o.ks1[b] = e8m0_to_float((raw1 >> (8 * b)) & 0xFFu);
     }
     return o;
+  }
+
+  /// This thread's quarter t of the K slots and its two keys (A rows) r0, r1 = r0 + 8.
+  struct key_pair {
+    int t, r0, r1;
+  };
+  MXI_DEVICE static key_pair thread_keys() {
+    const int lane = static_cast<int>(threadIdx.x) % wave_size;
+    const int warp = (static_cast<int>(threadIdx.x) / wave_size) % 4;
+    const int r0 = 16 * warp + (lane >> 2);
+    return {lane & 3, r0, r0 + 8};
   }
 
   /// Sums a key pair's terms over the 4 lanes of a quad (every lane gets the same bits).
@@ -436,10 +435,7 @@ struct tile_scorer {
 
   template <bool Folded, class Out>
   MXI_DEVICE void score_e4m3(const key_tile& tile, Out& out) const {
-    const int lane = static_cast<int>(threadIdx.x) % wave_size;
-    const int warp = (static_cast<int>(threadIdx.x) / wave_size) % 4;
-    const int g = lane >> 2, t = lane & 3;
-    const int r0 = 16 * warp + g, r1 = r0 + 8;
+    const auto [t, r0, r1] = thread_keys();
     const e4m3_operands o = e4m3_operands_of(tile, r0, r1, t);
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
@@ -487,10 +483,7 @@ struct tile_scorer {
 
   template <class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
-    const int lane = static_cast<int>(threadIdx.x) % wave_size;
-    const int warp = (static_cast<int>(threadIdx.x) / wave_size) % 4;
-    const int g = lane >> 2, t = lane & 3;
-    const int r0 = 16 * warp + g, r1 = r0 + 8;
+    const auto [t, r0, r1] = thread_keys();
     const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
     const int8_fold f0 = int8_fold_of(raw0), f1 = int8_fold_of(raw1);
     // Block t of each key, folded with its own shift (any valid shift where the key does not fold).
