@@ -312,21 +312,12 @@ TEST_CASE("GPU logits: query rows whose block scales spread past the e4m3 fold",
   for (const arch::target target : targets_here()) check_dense(w, target);
 }
 
-/// Sets block `b`'s scale of the key at position `pos` of request `r` in a host workload's cache.
-void set_key_scale(testing::host_workload& w, int r, int64_t pos, int b, uint8_t e) {
+/// Block `b`'s scale byte of the key at position `pos` of request `r` in a host workload's cache.
+uint8_t& key_scale(testing::host_workload& w, int r, int64_t pos, int b) {
   const int bs = w.spec.block_size;
   const int64_t page = w.block_table[r * w.max_blocks + pos / bs];
   const layout::page_shape shape{bs, w.spec.head_dim};
-  layout::dispatch(w.spec.layout, [&](auto L) {
-    w.kv_cache[page * w.page_stride + decltype(L)::scale_offset(shape, static_cast<int>(pos % bs), b)] = e;
-  });
-}
-
-uint8_t key_scale(const testing::host_workload& w, int r, int64_t pos, int b) {
-  const int bs = w.spec.block_size;
-  const int64_t page = w.block_table[r * w.max_blocks + pos / bs];
-  const layout::page_shape shape{bs, w.spec.head_dim};
-  return layout::dispatch(w.spec.layout, [&](auto L) {
+  return layout::dispatch(w.spec.layout, [&](auto L) -> uint8_t& {
     return w.kv_cache[page * w.page_stride + decltype(L)::scale_offset(shape, static_cast<int>(pos % bs), b)];
   });
 }
@@ -342,10 +333,10 @@ TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside
         if (pos % 7 == 3) {  // spread 4: one block 2^4 above the key's lowest
           uint8_t lo = 255;
           for (int b = 0; b < 4; ++b) lo = std::min(lo, key_scale(w, r, pos, b));
-          set_key_scale(w, r, pos, static_cast<int>(pos % 4), static_cast<uint8_t>(lo + 4));
+          key_scale(w, r, pos, static_cast<int>(pos % 4)) = static_cast<uint8_t>(lo + 4);
         }
         if (pos % 97 == 50)  // every block tiny: below the fold's range
-          for (int b = 0; b < 4; ++b) set_key_scale(w, r, pos, b, 90);
+          for (int b = 0; b < 4; ++b) key_scale(w, r, pos, b) = 90;
       }
     // Request 2's two rows fall back as a group: one head weight below 2^-32.
     w.weights[static_cast<size_t>(w.query_start_loc[2]) * s.num_heads + 7] = 1e-12f;
