@@ -29,16 +29,12 @@ for b in ${MXI_BENCHES-bench_logits bench_topk}; do
 done
 step "main job on the GPU"
 run "$build/tools/mxi-main-job" --size large 2>&1 | tee "$out/main-job.log" | tail -25
-step "compute-sanitizer memcheck (all but the [large] cases)"
-for t in test_gpu_logits test_gpu_topk test_gpu_indexer; do
-  run compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/$t" '~[large]' \
-    > "$out/memcheck-$t.log" 2>&1
-  tail -2 "$out/memcheck-$t.log"
-done
-step "compute-sanitizer racecheck (all but the [large] cases)"
-for t in test_gpu_topk test_gpu_indexer test_gpu_logits; do
-  run compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/$t" '~[large]' \
-    > "$out/racecheck-$t.log" 2>&1
-  tail -2 "$out/racecheck-$t.log"
+for tool in memcheck racecheck; do
+  step "compute-sanitizer $tool (all but the [large] cases)"
+  for t in test_gpu_topk test_gpu_indexer test_gpu_logits; do
+    run compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/$t" '~[large]' \
+      > "$out/$tool-$t.log" 2>&1
+    tail -2 "$out/$tool-$t.log"
+  done
 done
 exit $status
