@@ -482,3 +482,16 @@ TEST_CASE("NPY reader: formats 1.0 2.0 and 3.0 and what it refuses", "[npy]") {
     CHECK_THROWS_AS(read_npy(f), mxi::tools::input_error);
   }
 }
+
+// Found by tests/fuzz/fuzz_npy: a zero extent made the reader skip the overflow check of the
+// others, so elements() overflowed int64 (undefined behaviour) on an accepted empty array.
+TEST_CASE("NPY reader: extents whose product overflows int64 are refused, even beside a 0",
+          "[npy]") {
+  scratch tmp;
+  const fs::path f = tmp.root / "a.npy";
+  const std::string head = "{'descr': '|u1', 'fortran_order': False, 'shape': ";
+  write_raw_npy(f, 1, head + "(4611686018427387904, 2, 0), }", {});
+  CHECK_THROWS_WITH(read_npy(f), Catch::Matchers::Contains("overflows"));
+  write_raw_npy(f, 1, head + "(4611686018427387904, 0), }", {});
+  CHECK(read_npy(f).elements() == 0);
+}
