@@ -346,6 +346,9 @@ TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing"
        }},
       {"not JSON", "problem.json",
        [](const fs::path& c) { std::ofstream(c / "problem.json") << "{\"topk\": "; }},
+      // Found by tests/fuzz/fuzz_problem: nlohmann throws out_of_range, not parse_error, here.
+      {"number past double's range", "problem.json",
+       [&](const fs::path& c) { write_case(c, w, {{"topk", "1e999"}}); }},
   };
   for (const bad_case& b : cases) {
     INFO(b.what);
