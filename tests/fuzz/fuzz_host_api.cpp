@@ -10,13 +10,11 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
-#include <memory>
 #include <new>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "backend.hpp"
@@ -116,7 +114,6 @@ constexpr int32_t sentinel = 0x7EADBEEF;
 
 /// The scalars and null flags of an indexer call (entry A or B), before buffers exist.
 struct indexer_plan {
-  bool entry_b = false;
   query_view q;
   cache_view cache;
   request_view req;
@@ -129,7 +126,7 @@ struct indexer_plan {
   int pool_blocks = 0, pool_block_size = 1;
   int64_t pool_stride = 0;
   bool misaligned = false;
-  uint32_t nulls = 0;  ///< bit i: pointer i is null
+  uint32_t nulls = 0;  ///< pointer_bit flags of the pointers passed as null
 };
 
 enum pointer_bit : uint32_t {
@@ -139,7 +136,6 @@ enum pointer_bit : uint32_t {
 
 indexer_plan read_plan(FuzzedDataProvider& in, bool entry_b) {
   indexer_plan p;
-  p.entry_b = entry_b;
   p.cache.block_size = multiple<int>(in, 16, 0, 4);
   p.cache.head_dim = multiple<int>(in, 32, 0, 4);
   p.cache.layout = static_cast<cache_layout>(in.ConsumeIntegralInRange<int>(0, 2));
@@ -173,7 +169,7 @@ indexer_plan read_plan(FuzzedDataProvider& in, bool entry_b) {
   return p;
 }
 
-/// Every buffer of an indexer call; `outputs` twice, one set a backend.
+/// Byte sizes of an indexer call's buffers, and the arena they come from.
 struct indexer_buffers {
   arena mem;
   int64_t cache_bytes = 0, values = 0, scales = 0, weights = 0, qsl = 0, seq = 0, table = 0,
@@ -330,8 +326,8 @@ int64_t check_topk_row(const Args& a, int64_t t) {
 }
 
 template <class Args>
-void run_indexer_case(FuzzedDataProvider& in, bool entry_b) {
-  const indexer_plan p = read_plan(in, entry_b);
+void run_indexer_case(FuzzedDataProvider& in) {
+  const indexer_plan p = read_plan(in, std::is_same_v<Args, candidate_indexer_args>);
   execution bad_exec;
   bad_exec.where = static_cast<backend>(in.ConsumeIntegralInRange<int>(0, 3));
   bad_exec.num_threads = in.ConsumeIntegralInRange<int>(-1, 2);
@@ -530,8 +526,8 @@ void run_quantizer_case(FuzzedDataProvider& in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   switch (in.ConsumeIntegralInRange<int>(0, 3)) {
-    case 0: run_indexer_case<indexer_args>(in, false); break;
-    case 1: run_indexer_case<candidate_indexer_args>(in, true); break;
+    case 0: run_indexer_case<indexer_args>(in); break;
+    case 1: run_indexer_case<candidate_indexer_args>(in); break;
     case 2: run_writer_case(in); break;
     default: run_quantizer_case(in); break;
   }
