@@ -1,9 +1,10 @@
 // Reliability of the GPU backend through the public entry points (issue 10, items 3 and 5):
 // corrupt batch descriptions in device memory give all -1 rows for the rows they break, the
 // device error bit of the check, and bitwise the clean batch's rows everywhere else; NaN and
-// infinite data are scored by the NaN rules and never become indices; calls on two streams at
-// once, and from several host threads each with its own stream and workspace, give bitwise the
-// serial results, and repeated runs are bitwise identical. Run it under compute-sanitizer memcheck
+// infinite data are scored by the NaN rules and never become indices; a graph captured once
+// replays over changing batch contents to the eager results; calls on two streams at once, and
+// from several host threads each with its own stream and workspace, give bitwise the serial
+// results, and repeated runs are bitwise identical. Run it under compute-sanitizer memcheck
 // too (docs/reliability.md). Without a GPU every case skips visibly.
 #include <algorithm>
 #include <cmath>
@@ -309,6 +310,78 @@ TEST_CASE("gpu reliability: NaN and infinite weights, values and scales follow t
       CHECK((v == -1 || (v >= 0 && v < truth.visible)));
     }
   }
+}
+
+TEST_CASE("gpu reliability: a graph captured once replays over changing batch contents",
+          "[gpu][reliability][graph]") {
+  REQUIRE_GPU();
+  // Two batches of one shape: other keys, queries, weights and page order (the seed), and in the
+  // second, shorter sequences in two requests.
+  workload_spec s1 = decode_spec(4, 3000, 2, 97);
+  s1.topk = 256;
+  workload_spec s2 = s1;
+  s2.seed = 98;
+  const host_workload w1 = make_workload(s1);
+  host_workload w2 = make_workload(s2);
+  w2.seq_lens[1] -= 700;
+  w2.seq_lens[3] -= 1;
+  REQUIRE(w2.kv_cache.size() == w1.kv_cache.size());
+  REQUIRE(w2.block_table.size() == w1.block_table.size());
+  const indexer_args a1 = publishing(w1), a2 = publishing(w2);
+  const gpu_output eager1 = run_gpu(a1), eager2 = run_gpu(a2);
+  REQUIRE(eager1.st.ok());
+  REQUIRE(eager2.st.ok());
+  REQUIRE(eager1.topk != eager2.topk);
+
+  owned_stream stream;
+  device_inputs in(a1);
+  indexer_args d = a1;
+  in.point(d);
+  const size_t t = static_cast<size_t>(w1.num_tokens);
+  device_buffer<int32_t> topk(t * a1.topk.stride), pool(t * a1.candidates.stride);
+  device_buffer<uint32_t> word(std::vector<uint32_t>{0});
+  d.topk.indices = topk.data();
+  d.candidates.blocks = pool.data();
+  size_t bytes = 0;
+  REQUIRE(workspace_bytes(d, backend::gpu, bytes).ok());
+  device_buffer<char> workspace(bytes);
+  execution exec;
+  exec.where = backend::gpu;
+  exec.stream = stream.s;
+  exec.workspace = workspace.data();
+  exec.workspace_bytes = bytes;
+  exec.error_word = word.data();
+  platform::graph_t graph{};
+  gpu_check(platform::begin_capture(stream.s), "begin capture");
+  const status captured = run_indexer(d, exec);
+  gpu_check(platform::end_capture(stream.s, &graph), "end capture");
+  REQUIRE(captured.message() == "");
+  platform::graph_exec_t replay{};
+  gpu_check(platform::graph_instantiate(&replay, graph), "graph instantiate");
+
+  auto load = [&](const host_workload& w) {  // new contents into the captured buffers
+    in.q_values.upload(w.q_values);
+    in.q_scales.upload(w.q_scales);
+    in.weights.upload(w.weights);
+    in.cache.upload(w.kv_cache);
+    in.block_table.upload(w.block_table);
+    in.seq_lens.upload(w.seq_lens);
+    in.query_start_loc.upload(w.query_start_loc);
+  };
+  for (int round = 0; round < 4; ++round) {
+    INFO("round " << round);
+    const gpu_output& want = round % 2 ? eager2 : eager1;
+    load(round % 2 ? w2 : w1);
+    topk.fill_bytes(0x7F);
+    pool.fill_bytes(0x7F);
+    gpu_check(platform::graph_launch(replay, stream.s), "graph launch");
+    gpu_check(platform::stream_synchronize(stream.s), "stream synchronize");
+    CHECK(topk.download() == want.topk);
+    CHECK(pool.download() == want.candidates);
+    CHECK(word.download()[0] == 0);
+  }
+  gpu_check(platform::graph_exec_destroy(replay), "graph exec destroy");
+  gpu_check(platform::graph_destroy(graph), "graph destroy");
 }
 
 TEST_CASE("gpu reliability: two streams at once give the serial results bit for bit",
