@@ -99,7 +99,8 @@ MXI_DEVICE uint4 load_vector(const uint32_t* row, int v, int mis, int n) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/// One block per row: see the file comment.
+/// One block per row of at most `width` columns (longer rows are left to the multi-block passes):
+/// see the file comment.
 template <int Threads, int SortItems, class Keys, class Lengths, class Map>
 __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengths lengths, int k,
                                                                 int64_t width, Map map, int32_t* out,
@@ -113,6 +114,7 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
 
   const int64_t row = blockIdx.x;
   const int64_t length = lengths(row);
+  if (length > width) return;  // a longer row: the multi-block passes select it
   int32_t* out_row = out + row * out_stride;
   if (length <= 0) {
     for (int s = tid; s < k; s += Threads) out_row[s] = -1;
