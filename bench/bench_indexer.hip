@@ -64,6 +64,13 @@ __global__ void paged_gather(const uint8_t* cache, int64_t page_stride, int bloc
   if (acc == 0x9E3779B9u) *sink = acc;  // keeps the loads; practically never taken
 }
 
+/// Copies with 16-byte loads and stores: the copy-bandwidth ceiling the figures are set beside.
+__global__ void copy_vectors(const uint4* src, uint4* dst, size_t vectors) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
 /// Reads `bytes` with 16-byte loads: evicts the L2 without leaving dirty lines.
 __global__ void read_flush(const uint4* data, size_t vectors, uint32_t* sink) {
   uint32_t acc = 0;
@@ -360,6 +367,20 @@ void quantize(benchmark::State& state) {
   state.counters["in+out_GB/s"] = static_cast<double>(elems) * (4 + 0.5 + 1.0 / 32) / t * 1e-9;
 }
 
+/// The ceiling: a 1 GiB device-to-device copy, bytes read plus bytes written.
+void copy(benchmark::State& state) {
+  if (!testing::gpu_present()) return state.SkipWithError("no GPU");
+  const size_t bytes = size_t{1} << 30;
+  device_buffer<uint4> src(bytes / 16), dst(bytes / 16);
+  src.fill_bytes(1);
+  const double t = median_time(false, 10, [&] {
+    copy_vectors<<<132 * 8, 512>>>(src.data(), dst.data(), src.size());
+    gpu_check(platform::last_error(), "copy");
+  });
+  for (auto _ : state) state.SetIterationTime(t);
+  state.counters["read+write_TB/s"] = 2.0 * static_cast<double>(bytes) / t * 1e-12;
+}
+
 constexpr int64_t mib = 1 << 20, kib = 1 << 10;
 
 void decode_args(benchmark::internal::Benchmark* b) {
@@ -382,6 +403,7 @@ void decode_args(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 }
 
+BENCHMARK(copy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK(decode)->Apply(decode_args);
 BENCHMARK(candidate)
     ->Args({16, 131072, 2048, 0})

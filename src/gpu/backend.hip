@@ -325,7 +325,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
 
 status write_k_cache(const k_cache_write_args& a, const execution& exec) {
   device::k_cache_write_problem p;
-  p.k = device::float_row{a.k, a.k_type == float_type::bf16};
+  p.k = block::float_source{a.k, a.k_type == float_type::bf16};
   p.num_tokens = a.num_tokens;
   p.head_dim = a.cache.head_dim;
   p.slot_mapping = a.slot_mapping;
@@ -342,7 +342,7 @@ status write_k_cache(const k_cache_write_args& a, const execution& exec) {
 
 status quantize_q(const q_quantize_args& a, const execution& exec) {
   device::q_quantize_problem p;
-  p.q = device::float_row{a.q, a.q_type == float_type::bf16};
+  p.q = block::float_source{a.q, a.q_type == float_type::bf16};
   p.num_rows = a.num_tokens * a.num_heads;
   p.head_dim = a.head_dim;
   p.values = a.values;
