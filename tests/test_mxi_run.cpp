@@ -41,22 +41,34 @@ struct scratch {
 
 struct outcome {
   int status = -1;
-  std::string err;  ///< stderr
+  std::string out, err;  ///< stdout, stderr
 };
 
-outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
-  const fs::path err = scratch_root / "stderr.txt";
-  const std::string cmd =
-      std::string("'") + MXI_RUN_PATH + "' " + args + " 2> '" + err.string() + "' > /dev/null";
+std::string take_file(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove(file);
+  return text.str();
+}
+
+/// Runs `program` with `args` through the shell (after `prefix`, e.g. a umask), capturing both
+/// streams.
+outcome run_program(const std::string& program, const std::string& args,
+                    const fs::path& scratch_root, const std::string& prefix = "") {
+  const fs::path out = scratch_root / "stdout.txt", err = scratch_root / "stderr.txt";
+  const std::string cmd = prefix + "'" + program + "' " + args + " > '" + out.string() +
+                          "' 2> '" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   outcome o;
   o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  o.err = text.str();
-  fs::remove(err);
+  o.out = take_file(out);
+  o.err = take_file(err);
   return o;
+}
+
+outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
+  return run_program(MXI_RUN_PATH, args, scratch_root);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -392,6 +404,62 @@ TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing"
       CHECK(o.err.find(named) != std::string::npos);
       CHECK(fs::is_empty(outs));
     }
+  }
+}
+
+// Every byte a person reads is printable ASCII or a newline (CLI11 once printed enum values as
+// raw bytes, NUL included).
+bool printable(const std::string& text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c == '\n' || (c >= ' ' && c <= '~'); });
+}
+
+TEST_CASE("a bad option value gets one printable line listing every accepted value", "[mxi-run]") {
+  scratch tmp;
+  const std::string main_job = MXI_MAIN_JOB_PATH;
+  struct bad_option {
+    std::string program, args, message;  ///< the whole of stderr expected
+  };
+  const std::vector<bad_option> cases = {
+      {MXI_RUN_PATH, "index case --out o --backend tpu",
+       "mxi-run: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
+      {MXI_RUN_PATH, "quantize x.npy --out o --rule round",
+       "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
+      {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
+       "mxi-run: --to: must be one of linear, mfma16, got 'tiled'\n"},
+      {main_job, "--layout tiled", "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
+      {main_job, "--backend tpu",
+       "mxi-main-job: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
+      {main_job, "--size huge",
+       "mxi-main-job: --size: must be one of small, default, large, got 'huge'\n"},
+  };
+  for (const bad_option& b : cases) {
+    INFO(b.program << " " << b.args);
+    const outcome o = run_program(b.program, b.args, tmp.root);
+    CHECK(o.status == 2);
+    CHECK(o.err == b.message);
+    CHECK(printable(o.err));
+    CHECK(o.out.empty());
+  }
+}
+
+TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run]") {
+  scratch tmp;
+  const std::string main_job = MXI_MAIN_JOB_PATH;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
+      {std::string("'") + MXI_RUN_PATH + "' index --help", {"cpu", "gpu", "reference"}},
+      {std::string("'") + MXI_RUN_PATH + "' quantize --help", {"ceil", "floor"}},
+      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16"}},
+      {"'" + main_job + "' --help",
+       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16"}},
+  };
+  for (const auto& [command, values] : helps) {
+    INFO(command);
+    const outcome o = run_program("sh", "-c \"" + command + "\"", tmp.root);
+    CHECK(o.status == 0);
+    CHECK(o.err.empty());
+    CHECK(printable(o.out));
+    for (const std::string& v : values) CHECK(o.out.find(v) != std::string::npos);
   }
 }
 
