@@ -463,6 +463,22 @@ TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run
   }
 }
 
+TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  write_case(tmp.root / "case", w, {});
+  for (const auto& [mask, mode] : {std::pair{"022", fs::perms(0755)}, std::pair{"027", fs::perms(0750)}}) {
+    INFO("umask " << mask);
+    const fs::path out = tmp.root / (std::string("out") + mask);
+    const outcome o = run_program(
+        MXI_RUN_PATH, "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
+                          " --backend cpu",
+        tmp.root, std::string("umask ") + mask + "; ");
+    REQUIRE(o.status == 0);
+    CHECK((fs::status(out).permissions() & fs::perms::all) == mode);
+  }
+}
+
 TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {
   if (mxi::backend_available(mxi::backend::gpu)) MXI_SKIP("a GPU backend is present here");
   scratch tmp;
