@@ -479,6 +479,37 @@ TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
   }
 }
 
+TEST_CASE("convert-cache refuses the cache shapes index refuses, with the same words", "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> spoils = {
+      {"cache.head_dim must be a multiple of 32 in [32, 512], got 544",
+       [&](const fs::path& c) { write_case(c, w, {{"head_dim", "544"}}); }},
+      {"cache.page_stride must be a multiple of 16, got " + std::to_string(w.page_stride + 8),
+       [&](const fs::path& c) {
+         std::vector<uint8_t> cache(w.num_pages * (w.page_stride + 8));
+         write_npy(c / "kv_cache.npy", {w.num_pages, w.page_stride + 8}, cache.data());
+       }},
+  };
+  for (const auto& [message, spoil] : spoils) {
+    INFO(message);
+    const fs::path c = tmp.root / "case";
+    fs::remove_all(c);
+    write_case(c, w, {});
+    spoil(c);
+    const outcome convert = mxi_run(
+        "convert-cache " + quoted(c) + " --to mfma16 --out " + quoted(tmp.root / "m"), tmp.root);
+    CHECK(convert.status == 2);
+    CHECK(convert.err == "mxi-run: " + c.string() + ": " + message + "\n");
+    CHECK_FALSE(fs::exists(tmp.root / "m"));
+    if (message.rfind("cache.page_stride", 0) == 0) {  // index reads q_values with D first
+      const outcome index = mxi_run("index " + quoted(c) + " --out " + quoted(tmp.root / "o"), tmp.root);
+      CHECK(index.status == 2);
+      CHECK(index.err == convert.err);
+    }
+  }
+}
+
 TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {
   if (mxi::backend_available(mxi::backend::gpu)) MXI_SKIP("a GPU backend is present here");
   scratch tmp;
