@@ -97,12 +97,13 @@ void check_queries(rules& r, const query_view& q, int cache_head_dim) {
   r.product_fits(q.num_tokens, int64_t{q.num_heads} * q.head_dim, "queries.num_tokens * H * D");
 }
 
-void check_requests(rules& r, const request_view& req) {
+void check_requests(rules& r, const request_view& req, int64_t num_tokens) {
   r.require(req.num_requests >= 0, "requests.num_requests", "must be >= 0", req.num_requests);
   r.require(req.block_table_stride >= 0, "requests.block_table_stride", "must be >= 0",
             req.block_table_stride);
   if (!r.ok()) return;
-  r.not_null(req.query_start_loc, true, "requests.query_start_loc", "");
+  r.not_null(req.query_start_loc, req.num_requests > 0 || num_tokens > 0,
+             "requests.query_start_loc", "when requests.num_requests or queries.num_tokens > 0");
   r.not_null(req.seq_lens, req.num_requests > 0, "requests.seq_lens",
              "when requests.num_requests > 0");
   r.not_null(req.block_table, req.num_requests > 0 && req.block_table_stride > 0,
@@ -152,7 +153,7 @@ template <class Args>
 void check_indexer_common(rules& r, const Args& a) {
   check_cache(r, a.cache);
   check_queries(r, a.queries, a.cache.head_dim);
-  check_requests(r, a.requests);
+  check_requests(r, a.requests, a.queries.num_tokens);
   check_shared(r, a.compress_ratio, a.max_model_len, a.queries.num_tokens);
   if (r.ok()) check_topk(r, a.topk, a.cache, a.queries.num_tokens);
 }
@@ -245,6 +246,7 @@ status validate_rows(const Args& a) {
   const request_view& req = a.requests;
   const int64_t t_count = a.queries.num_tokens;
   auto fail = [](const std::string& what) { return status(status_code::invalid_argument, what); };
+  if (req.query_start_loc == nullptr) return status();  // allowed for an empty batch only
   if (!query_start_loc_ok(req, t_count))
     return fail("requests.query_start_loc must be non-decreasing from 0 to queries.num_tokens = " +
                 std::to_string(t_count) + ", got " + leading_entries(req));

@@ -415,7 +415,8 @@ TEST_CASE("null pointers and overflowing sizes are reported in full") {
   a = w.indexer();
   a.topk.indices = out.data();
   a.requests.query_start_loc = nullptr;
-  CHECK(validate(a).message() == "requests.query_start_loc must not be null, got null");
+  CHECK(validate(a).message() == "requests.query_start_loc must not be null when "
+                                 "requests.num_requests or queries.num_tokens > 0, got null");
   a = w.indexer();
   a.topk.indices = out.data();
   a.cache.num_pages = int64_t{1} << 60;

@@ -81,6 +81,7 @@ template <class Args>
 std::vector<row_plan> plan_rows(const Args& a) {
   const int64_t num_tokens = a.queries.num_tokens;
   std::vector<row_plan> rows(static_cast<size_t>(num_tokens));
+  if (num_tokens == 0) return rows;  // query_start_loc may be null then
   if (!query_start_loc_ok(a.requests, num_tokens)) {
     for (row_plan& row : rows) row.error = device_error_query_start_loc;
     return rows;
