@@ -339,7 +339,7 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
 }
 
 TEST_CASE("entry B: a bad page in a row's visible range fails the row, read by a candidate or not") {
-  // Contract §4: the block table covers every visible page of a request; the GPU checks that once
+  // The block table covers every visible page of a request; the GPU checks that once
   // per request, so the CPU backends fail the same rows.
   workload_spec s = small(decode_spec(2, 150, 1, 35));
   s.seq_lens = {100, 190};  // request 0 needs 7 block-table columns of 12
