@@ -122,6 +122,7 @@ def main():
     parser.add_argument("--keep", type=Path, help="write the cases and outputs here and keep them")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="mxi-example-"))
+    work.mkdir(parents=True, exist_ok=not args.keep)  # --keep: a new directory
     batch = make_batch(np.random.default_rng(2026))
     t = len(batch["weights"])
     print(f"batch: {len(SEQ_LENS)} requests (seq_lens {SEQ_LENS}), {t} query tokens, H={H}, "
