@@ -2,8 +2,7 @@
 // cache. Compiles with a plain host compiler. Every entry point takes pointers that live where the
 // chosen backend runs (host memory for the CPU backends, device memory for the GPU backend) plus
 // an `execution` (backend, stream, caller-owned workspace); none allocates device memory, none
-// synchronises the stream. docs/api.md lists every field with its unit, default and rule;
-// docs/semantics.md states what each call computes.
+// synchronises the stream. docs/semantics.md states what each computes.
 #pragma once
 
 #include <cstddef>
@@ -111,11 +110,11 @@ struct query_view {
 
 /// The batch: which query tokens and cached positions belong to which request.
 struct request_view {
-  const int32_t* query_start_loc = nullptr;  ///< [R + 1], 0 .. T, non-decreasing; null if R = T = 0
+  const int32_t* query_start_loc = nullptr;  ///< [R + 1], 0 .. T, non-decreasing
   const int32_t* seq_lens = nullptr;         ///< [R], tokens incl. the query tokens, uncompressed
   const int32_t* block_table = nullptr;      ///< [R][block_table_stride] page ids
   int num_requests = 0;                      ///< R
-  int64_t block_table_stride = 0;            ///< columns of block_table (int32 ids a row)
+  int64_t block_table_stride = 0;            ///< columns of block_table (max_blocks)
 };
 
 /// Which numbers a top-k row holds.
