@@ -427,7 +427,8 @@ TEST_CASE("a bad option value gets one printable line listing every accepted val
        "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
       {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
        "mxi-run: --to: must be one of linear, mfma16, got 'tiled'\n"},
-      {main_job, "--layout tiled", "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
+      {main_job, "--layout tiled",
+       "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
       {main_job, "--backend tpu",
        "mxi-main-job: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
       {main_job, "--size huge",
@@ -467,7 +468,8 @@ TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
   scratch tmp;
   const auto w = small_workload(mxi::cache_layout::linear);
   write_case(tmp.root / "case", w, {});
-  for (const auto& [mask, mode] : {std::pair{"022", fs::perms(0755)}, std::pair{"027", fs::perms(0750)}}) {
+  for (const auto& [mask, mode] :
+       {std::pair{"022", fs::perms(0755)}, std::pair{"027", fs::perms(0750)}}) {
     INFO("umask " << mask);
     const fs::path out = tmp.root / (std::string("out") + mask);
     const outcome o = run_program(
@@ -479,7 +481,8 @@ TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
   }
 }
 
-TEST_CASE("convert-cache refuses the cache shapes index refuses, with the same words", "[mxi-run]") {
+TEST_CASE("convert-cache refuses the cache shapes index refuses, with the same words",
+          "[mxi-run]") {
   scratch tmp;
   const auto w = small_workload(mxi::cache_layout::linear);
   const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> spoils = {
@@ -503,11 +506,42 @@ TEST_CASE("convert-cache refuses the cache shapes index refuses, with the same w
     CHECK(convert.err == "mxi-run: " + c.string() + ": " + message + "\n");
     CHECK_FALSE(fs::exists(tmp.root / "m"));
     if (message.rfind("cache.page_stride", 0) == 0) {  // index reads q_values with D first
-      const outcome index = mxi_run("index " + quoted(c) + " --out " + quoted(tmp.root / "o"), tmp.root);
+      const outcome index =
+          mxi_run("index " + quoted(c) + " --out " + quoted(tmp.root / "o"), tmp.root);
       CHECK(index.status == 2);
       CHECK(index.err == convert.err);
     }
   }
+}
+
+TEST_CASE("convert-cache writes problem.json again as plain JSON, every key kept", "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  const fs::path c = tmp.root / "case", m = tmp.root / "mfma";
+  write_case(c, w, {{"order", "\"score\""}});
+  std::ifstream in(c / "problem.json");
+  std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  std::ofstream(c / "problem.json") << "// dumped by an engine\n" << original;
+  REQUIRE(mxi_run("convert-cache " + quoted(c) + " --to mfma16 --out " + quoted(m), tmp.root)
+              .status == 0);
+  std::ifstream json(m / "problem.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  CHECK(text.find("//") == std::string::npos);  // comments dropped, as docs/mxi-run.md says
+  // Every key with its value, in alphabetical order, layout changed.
+  const std::vector<std::string> lines = {
+      "\"block_size\": 32", "\"compress_ratio\": 1", "\"head_dim\": 128", "\"layout\": \"mfma16\"",
+      "\"max_model_len\": " + std::to_string(w.max_model_len), "\"num_heads\": 16",
+      "\"order\": \"score\"", "\"topk\": 40"};
+  size_t at = 0;
+  for (const std::string& line : lines) {
+    INFO(line << " in\n" << text);
+    const size_t found = text.find(line);
+    CHECK(found != std::string::npos);
+    CHECK(found >= at);
+    at = found;
+  }
+  CHECK(std::count(text.begin(), text.end(), ':') == static_cast<long>(lines.size()));
 }
 
 TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {

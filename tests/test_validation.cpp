@@ -265,24 +265,29 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
   const std::vector<scenario> scenarios = {
       {"query_start_loc", device_error_query_start_loc,
        [](host_workload& w, indexer_args&) { w.query_start_loc[2] = w.query_start_loc[1] - 1; },
-       [](const host_workload&, int64_t) { return true; },
-       "requests.query_start_loc", ", got [0, 20, 19, 95]"},
+       [](const host_workload&, int64_t) { return true; }, "requests.query_start_loc",
+       ", got [0, 20, 19, 95]"},
       {"query_start_loc end", device_error_query_start_loc,
        [](host_workload& w, indexer_args&) { w.query_start_loc.back() -= 1; },
-       [](const host_workload&, int64_t) { return true; },
-       "requests.query_start_loc", ", got [0, 20, 65, 94]"},
+       [](const host_workload&, int64_t) { return true; }, "requests.query_start_loc",
+       ", got [0, 20, 65, 94]"},
       {"seq_lens", device_error_seq_len,
        [](host_workload& w, indexer_args&) { w.seq_lens[1] = 44; },
        [](const host_workload& w, int64_t t) { return w.request_of(t) == 1; },
        "requests.seq_lens[1]", ", got 44"},
       {"max_model_len", device_error_max_model_len,
        [](host_workload&, indexer_args& a) { a.max_model_len = 35; },
-       [](const host_workload& w, int64_t t) { return w.visible(t) > 35; },
-       "max_model_len", ", got 35 (requests.seq_lens[1] = 45)"},
+       [](const host_workload& w, int64_t t) { return w.visible(t) > 35; }, "max_model_len",
+       ", got 35 (requests.seq_lens[1] = 45)"},
       {"block_table id", device_error_block_table,
-       [](host_workload& w, indexer_args&) { w.block_table[1 * w.max_blocks + 2] = static_cast<int32_t>(w.num_pages); },
-       [bs](const host_workload& w, int64_t t) { return w.request_of(t) == 1 && w.visible(t) > 2 * bs; },
-       "requests.block_table", ", got requests.block_table[1][2] = " + std::to_string(base.num_pages)},
+       [](host_workload& w, indexer_args&) {
+         w.block_table[1 * w.max_blocks + 2] = static_cast<int32_t>(w.num_pages);
+       },
+       [bs](const host_workload& w, int64_t t) {
+         return w.request_of(t) == 1 && w.visible(t) > 2 * bs;
+       },
+       "requests.block_table",
+       ", got requests.block_table[1][2] = " + std::to_string(base.num_pages)},
       {"block_table negative", device_error_block_table,
        [](host_workload& w, indexer_args&) { w.block_table[2 * w.max_blocks + 0] = -5; },
        [](const host_workload& w, int64_t t) { return w.request_of(t) == 2; },
@@ -398,11 +403,13 @@ TEST_CASE("a default-constructed call is a valid empty one, and a stride matters
   indexer_args tokens = w.indexer();
   tokens.topk.indices = out.data();
   tokens.max_model_len = 0;
-  CHECK(validate(tokens).message() == "max_model_len must be >= 1 when queries.num_tokens > 0, got 0");
+  CHECK(validate(tokens).message() ==
+        "max_model_len must be >= 1 when queries.num_tokens > 0, got 0");
   tokens = w.indexer();
   tokens.topk.indices = out.data();
   tokens.topk.stride = 0;
-  CHECK(validate(tokens).message() == "topk.stride must be >= topk.k when queries.num_tokens > 0, got 0");
+  CHECK(validate(tokens).message() ==
+        "topk.stride must be >= topk.k when queries.num_tokens > 0, got 0");
 }
 
 TEST_CASE("null pointers and overflowing sizes are reported in full") {
@@ -411,7 +418,8 @@ TEST_CASE("null pointers and overflowing sizes are reported in full") {
   indexer_args a = w.indexer();
   a.topk.indices = out.data();
   a.queries.weights = nullptr;
-  CHECK(validate(a).message() == "queries.weights must not be null when queries.num_tokens > 0, got null");
+  CHECK(validate(a).message() ==
+        "queries.weights must not be null when queries.num_tokens > 0, got null");
   a = w.indexer();
   a.topk.indices = out.data();
   a.requests.query_start_loc = nullptr;
