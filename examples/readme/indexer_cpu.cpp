@@ -38,7 +38,8 @@ int main() {
   quantize.head_dim = toy::head_dim;
   quantize.values = q_values.data();
   quantize.scales = q_scales.data();
-  if (!report(mxi::write_k_cache(write, host)) || !report(mxi::quantize_q(quantize, host))) return 1;
+  if (!report(mxi::write_k_cache(write, host)) || !report(mxi::quantize_q(quantize, host)))
+    return 1;
 
   const float* weights = b.weights.data();
   const int32_t *query_start_loc = b.query_start_loc.data(), *seq_lens = b.seq_lens.data(),

@@ -85,7 +85,8 @@ int main() {
   quantize.head_dim = toy::head_dim;
   quantize.values = gpu.alloc<uint8_t>(num_tokens * toy::heads * toy::head_dim / 2);
   quantize.scales = gpu.alloc<uint8_t>(num_tokens * toy::heads * toy::head_dim / 32);
-  if (!report(mxi::write_k_cache(write, exec)) || !report(mxi::quantize_q(quantize, exec))) return 1;
+  if (!report(mxi::write_k_cache(write, exec)) || !report(mxi::quantize_q(quantize, exec)))
+    return 1;
 
   int32_t* topk = gpu.alloc<int32_t>(num_tokens * toy::k);
   mxi::indexer_args args;

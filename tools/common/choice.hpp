@@ -30,7 +30,10 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Value& out,
     for (const auto& choice : names)
       if (choice.first == given) out = choice.second;
   };
-  return app.add_option(name, help)->type_name("NAME")->check(CLI::Validator(check, ""))->each(store);
+  return app.add_option(name, help)
+      ->type_name("NAME")
+      ->check(CLI::Validator(check, ""))
+      ->each(store);
 }
 
 }  // namespace mxi::tools
