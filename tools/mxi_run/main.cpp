@@ -1,22 +1,23 @@
-// mxi-run: replays one indexer call from NPY files on any backend (/work/shared/spec/mxi-run.md;
-// docs/mxi-run.md). Exit status: 0 success, 2 bad input (one line on stderr), 1 anything else.
+// mxi-run: replays one indexer call from NPY files on any backend (docs/mxi-run.md). Exit
+// status: 0 success, 2 bad input (one line on stderr), 1 anything else.
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <map>
 #include <string>
 
+#include "choice.hpp"
 #include "commands.hpp"
 #include "npy.hpp"
 
 namespace {
 
 using mxi::backend;
+using mxi::tools::add_choice;
 
-const std::map<std::string, backend> backends = {
+const mxi::tools::choices<backend> backends = {
     {"cpu", backend::cpu}, {"gpu", backend::gpu}, {"reference", backend::reference}};
-const std::map<std::string, mxi::cache_layout> layouts = {{"linear", mxi::cache_layout::linear},
-                                                          {"mfma16", mxi::cache_layout::mfma16}};
-const std::map<std::string, mxi::format::scale_rule> rules = {
+const mxi::tools::choices<mxi::cache_layout> layouts = {{"linear", mxi::cache_layout::linear},
+                                                        {"mfma16", mxi::cache_layout::mfma16}};
+const mxi::tools::choices<mxi::format::scale_rule> rules = {
     {"ceil", mxi::format::scale_rule::ceil}, {"floor", mxi::format::scale_rule::floor}};
 
 int fail(int code, const std::string& message) {
@@ -39,21 +40,18 @@ int main(int argc, char** argv) {
   auto* index = app.add_subcommand("index", "Run the indexer on CASE_DIR, write OUT_DIR");
   index->add_option("CASE_DIR", case_dir, "problem.json and the input tensors")->required();
   index->add_option("--out", out_dir, "output directory")->required();
-  index->add_option("--backend", where, "cpu | gpu | reference (default: the best available)")
-      ->transform(CLI::CheckedTransformer(backends));
+  add_choice(*index, "--backend", where, backends,
+             "cpu | gpu | reference (default: the best available)");
   index->add_flag("--logits", logits, "also write logits.npy");
 
   auto* quantize = app.add_subcommand("quantize", "Quantize float32 [N, D] rows to MXFP4");
   quantize->add_option("IN", input, "float32 [N, D] NPY file")->required();
   quantize->add_option("--out", out_dir, "output directory")->required();
-  quantize->add_option("--rule", rule, "ceil | floor (default ceil)")
-      ->transform(CLI::CheckedTransformer(rules));
+  add_choice(*quantize, "--rule", rule, rules, "ceil | floor (default ceil)");
 
   auto* convert = app.add_subcommand("convert-cache", "Rewrite a case's K cache in another layout");
   convert->add_option("CASE_DIR", case_dir, "the case to convert")->required();
-  convert->add_option("--to", to, "linear | mfma16")
-      ->required()
-      ->transform(CLI::CheckedTransformer(layouts));
+  add_choice(*convert, "--to", to, layouts, "linear | mfma16")->required();
   convert->add_option("--out", out_dir, "output directory (a full case)")->required();
 
   try {
