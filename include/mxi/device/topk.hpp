@@ -115,8 +115,9 @@ struct topk_workspace {
     return cleared_bytes(s) +
            (s.order == output_order::score ? align_up(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t)) : 0);
   }
-  topk_workspace(const topk_shape& s, void* base) {
-    scratch.split = no_one_block_rows;
+  /// `split`: rows of at most this many columns are the one-block kernel's.
+  topk_workspace(const topk_shape& s, int64_t split, void* base) {
+    scratch.split = split;
     const size_t rows = static_cast<size_t>(s.rows);
     const int64_t segments = topk_segments<Config>(s.width);
     char* p = static_cast<char*>(base);
@@ -251,8 +252,7 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   }
 
   using ws_t = detail::topk_workspace<Config>;
-  ws_t ws(shape, workspace);
-  ws.scratch.split = split;
+  const ws_t ws(shape, split, workspace);
   const int64_t segments = detail::topk_segments<Config>(shape.width);
   const int64_t per_row = std::max<int64_t>(1, Config::max_blocks / std::max<int64_t>(shape.rows, 1));
   const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(std::min(segments, per_row)));
