@@ -166,6 +166,9 @@ TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") 
         in.add(normal_row(width - 1, rng), static_cast<int32_t>(width - 1));
         in.add(std::vector<float>(static_cast<size_t>(width), 1.5f), static_cast<int32_t>(width));
         in.add(normal_row(k, rng), k);
+        // Enough rows that rows at the limit take the one-block kernel beside longer ones.
+        for (int r = 0; r < device::topk_config<>::one_block_min_rows; ++r)
+          in.add(normal_row(1000 + r, rng), 1000 + r);
         check_order(in, k, order);
       }
     }
