@@ -9,8 +9,8 @@
 
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 
