@@ -95,8 +95,8 @@ template <class Id>
 struct basic_candidate_pool {
   Id* blocks = nullptr;
   int64_t stride = 0;
-  int num_blocks = 0;   ///< NCB
-  int block_size = 8;   ///< cbs, compressed positions a block
+  int num_blocks = 0;  ///< NCB
+  int block_size = 8;  ///< cbs, compressed positions a block
 };
 using candidate_pool_output = basic_candidate_pool<int32_t>;
 using candidate_pool_input = basic_candidate_pool<const int32_t>;

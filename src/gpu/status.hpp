@@ -18,9 +18,9 @@ inline status to_status(platform::error_t e, const char* call) {
 }  // namespace mxi::detail::gpu
 
 /// Evaluates a platform call; on failure returns its mxi::status (the call's text as the name).
-#define MXI_GPU_RETURN_IF_ERROR(call)                                       \
-  do {                                                                      \
-    const ::mxi::platform::error_t mxi_gpu_error_ = (call);                 \
-    if (mxi_gpu_error_ != ::mxi::platform::success)                         \
-      return ::mxi::detail::gpu::to_status(mxi_gpu_error_, #call);          \
+#define MXI_GPU_RETURN_IF_ERROR(call)                              \
+  do {                                                             \
+    const ::mxi::platform::error_t mxi_gpu_error_ = (call);        \
+    if (mxi_gpu_error_ != ::mxi::platform::success)                \
+      return ::mxi::detail::gpu::to_status(mxi_gpu_error_, #call); \
   } while (0)

@@ -16,8 +16,8 @@
 //   Threads    the block's threads, blockDim == (Threads, 1, 1), 1 .. 1024; every thread calls
 //              each member together (they contain __syncthreads).
 //   SortItems  0: ascending-column output, any k. > 0: score order for k <= Threads * SortItems.
-//   storage    storage_type (about 8.3 KiB + the vendor scan storage), in shared memory; plus the
-//              key row, row_vectors(n) 16-byte vectors of shared memory; plus, for score order, k
+//   storage    storage_type (an 8 KiB histogram and the scan's storage) in shared memory; the
+//              key row, row_vectors(n) 16-byte vectors of shared memory; for score order, k
 //              staged uint64 and a sort_storage_type (which may alias the key row: select reads
 //              the row for the last time before the sort starts).
 //   rows       1 <= n <= max_columns columns; k >= 1.
@@ -92,16 +92,19 @@ MXI_DEVICE uint4 load_vector(const uint32_t* row, int v, int offset, int n) {
 template <int Threads, int SortItems = 0>
 class block_topk {
   static_assert(Threads >= 1 && Threads <= 1024, "block_topk: 1 .. 1024 threads");
-  static_assert(SortItems >= 0, "block_topk: SortItems 0 (position order) or the winners a thread sorts");
+  static_assert(SortItems >= 0,
+                "block_topk: SortItems 0 (position order) or the winners a thread sorts");
   using digits = radix_digits;
   using find = block_radix_threshold<Threads, digits::max_bins>;
   using scan = block_scan<uint32_t, Threads>;
   using sort = block_radix_sort<uint64_t, Threads, SortItems == 0 ? 1 : SortItems>;
 
  public:
-  static constexpr output_order order = SortItems == 0 ? output_order::position : output_order::score;
+  static constexpr output_order order =
+      SortItems == 0 ? output_order::position : output_order::score;
   /// The largest k: any in position order (k >= n takes the whole row), the sort's capacity else.
-  static constexpr int max_k = SortItems == 0 ? std::numeric_limits<int>::max() : Threads * SortItems;
+  static constexpr int max_k =
+      SortItems == 0 ? std::numeric_limits<int>::max() : Threads * SortItems;
   /// A thread's compaction masks hold 16 vectors (64 columns) and the scan packs two counts in
   /// 16 bits each, which bounds the vectors of a row.
   static constexpr int max_vectors = 16 * Threads < 16384 ? 16 * Threads : 16384;
@@ -130,22 +133,23 @@ class block_topk {
     const int tid = static_cast<int>(threadIdx.x);
     // Vector v holds columns [4v - offset, 4v - offset + 4): global and shared vectors line up.
     const key_row row{vectors, static_cast<int>((reinterpret_cast<uintptr_t>(source) / 4) % 4), n};
-    const int count = row.vector_count();
+    const int spanned = row.vector_count();
     const bool counted = n > k;
     clear(storage);
     constexpr int batch = 4;
     detail::run_counter run{storage.hist};
-    for (int base = 0; base < count; base += batch * Threads) {
+    for (int base = 0; base < spanned; base += batch * Threads) {
       uint4 raw[batch];
 #pragma unroll
       for (int i = 0; i < batch; ++i) {
         const int v = base + i * Threads + tid;
-        raw[i] = v < count ? detail::load_vector(source, v, row.offset, n) : make_uint4(0, 0, 0, 0);
+        raw[i] =
+            v < spanned ? detail::load_vector(source, v, row.offset, n) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int i = 0; i < batch; ++i) {
         const int v = base + i * Threads + tid;
-        if (v >= count) continue;
+        if (v >= spanned) continue;
         uint32_t w[4];
         detail::unpack(raw[i], w);
 #pragma unroll
@@ -187,7 +191,8 @@ class block_topk {
     static_assert(SortItems > 0, "block_topk: position order takes no staging");
     const uint32_t* words = reinterpret_cast<const uint32_t*>(row.vectors);
     compact(row, find_threshold(row, k, storage), storage, [&](uint32_t slot, int word) {
-      staged[slot] = (static_cast<uint64_t>(~words[word]) << 32) | static_cast<uint32_t>(word - row.offset);
+      staged[slot] =
+          (static_cast<uint64_t>(~words[word]) << 32) | static_cast<uint32_t>(word - row.offset);
     });
     const int taken = row.n < k ? row.n : k;
     __syncthreads();  // every winner staged, the row no longer read: the sort may reuse it
@@ -215,21 +220,24 @@ class block_topk {
   };
 
   MXI_DEVICE static void clear(storage_type& storage) {
-    for (int b = static_cast<int>(threadIdx.x); b < digits::max_bins; b += Threads) storage.hist[b] = 0;
+    for (int b = static_cast<int>(threadIdx.x); b < digits::max_bins; b += Threads)
+      storage.hist[b] = 0;
     __syncthreads();
   }
 
   /// Histograms digit `pass` of the keys whose higher digits equal `prefix`.
-  MXI_DEVICE static void count_pass(const key_row& row, int pass, uint32_t prefix, storage_type& storage) {
+  MXI_DEVICE static void count_pass(const key_row& row, int pass, uint32_t prefix,
+                                    storage_type& storage) {
     detail::run_counter run{storage.hist};
-    const int count = row.vector_count();
-    for (int v = static_cast<int>(threadIdx.x); v < count; v += Threads) {
+    const int spanned = row.vector_count();
+    for (int v = static_cast<int>(threadIdx.x); v < spanned; v += Threads) {
       uint32_t w[4];
       detail::unpack(row.vectors[v], w);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int c = 4 * v + j - row.offset;
-        if (c >= 0 && c < row.n && digits::matches(w[j], pass, prefix)) run.add(digits::digit(w[j], pass));
+        if (c >= 0 && c < row.n && digits::matches(w[j], pass, prefix))
+          run.add(digits::digit(w[j], pass));
       }
     }
     run.flush();
@@ -268,15 +276,15 @@ class block_topk {
   MXI_DEVICE static void compact(const key_row& row, const threshold& t, storage_type& storage,
                                  Place place) {
     const int tid = static_cast<int>(threadIdx.x);
-    const int count = row.vector_count();
-    const int per = (count + Threads - 1) / Threads;
+    const int spanned = row.vector_count();
+    const int per = (spanned + Threads - 1) / Threads;
     const int first = tid * per;
     const int rotate = per % 2 == 0 ? tid % per : 0;
     uint64_t above = 0, equal = 0;
     for (int i = 0; i < per; ++i) {
       const int local = i + rotate < per ? i + rotate : i + rotate - per;
       const int v = first + local;
-      if (v >= count) continue;
+      if (v >= spanned) continue;
       uint32_t w[4];
       detail::unpack(row.vectors[v], w);
 #pragma unroll

@@ -19,7 +19,9 @@ struct row_select_smem {
   using topk = block::block_topk<Threads, SortItems>;
 
   MXI_HOST_DEVICE static constexpr size_t round16(size_t bytes) { return (bytes + 15) / 16 * 16; }
-  MXI_HOST_DEVICE static constexpr size_t head_bytes() { return round16(sizeof(typename topk::storage_type)); }
+  MXI_HOST_DEVICE static constexpr size_t head_bytes() {
+    return round16(sizeof(typename topk::storage_type));
+  }
   MXI_HOST_DEVICE static constexpr size_t body_bytes(int64_t width) {
     const size_t tile = static_cast<size_t>(topk::row_vectors(width)) * 16;
     const size_t sort_bytes = SortItems == 0 ? 0 : sizeof(typename topk::sort_storage_type);
@@ -42,8 +44,8 @@ struct row_select_smem {
 /// One block per row: see the file comment.
 template <int Threads, int SortItems, class Keys, class Lengths, class Map>
 __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengths lengths, int k,
-                                                                int64_t width, Map map, int32_t* out,
-                                                                int64_t out_stride) {
+                                                                int64_t width, Map map,
+                                                                int32_t* out, int64_t out_stride) {
   using smem_t = row_select_smem<Threads, SortItems>;
   using topk = typename smem_t::topk;
   extern __shared__ __align__(16) unsigned char row_select_shared[];
