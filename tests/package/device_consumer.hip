@@ -29,14 +29,15 @@ namespace {
 constexpr int threads = 64, columns = 100, k = 10;
 using topk = mxi::block::block_topk<threads>;
 
-/// Column c scores as the E2M1 value of code c % 16: many ties, which go to the smaller column.
-__global__ void best_codes(int32_t* out) {
+/// Column c < n scores as the E2M1 value of code c % 16: many ties, which go to the smaller
+/// column.
+__global__ void best_codes(int n, int32_t* out) {
   __shared__ typename topk::storage_type storage;
   __shared__ uint4 keys[topk::row_vectors(columns)];
   auto* words = reinterpret_cast<uint32_t*>(keys);
-  for (int c = static_cast<int>(threadIdx.x); c < columns; c += threads)
+  for (int c = static_cast<int>(threadIdx.x); c < n; c += threads)
     words[c] = mxi::block::score_key(mxi::format::decode_e2m1(static_cast<unsigned>(c % 16)));
-  const mxi::block::key_row row{keys, 0, columns};
+  const mxi::block::key_row row{keys, 0, n};
   topk::count(row, k, storage);
   topk::select(row, k, storage, [&](int slot, int column) { out[slot] = column; });
 }
@@ -77,7 +78,7 @@ int main() {
   std::vector<int32_t> got(k, -1);
   platform::error_t e = platform::malloc(reinterpret_cast<void**>(&out), k * sizeof(int32_t));
   if (e == platform::success) {
-    best_codes<<<1, threads>>>(out);
+    best_codes<<<1, threads>>>(columns, out);
     e = platform::last_error();
   }
   if (e == platform::success)

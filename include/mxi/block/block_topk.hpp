@@ -41,7 +41,9 @@
 namespace mxi::block {
 
 /// A row of keys in shared memory as 16-byte vectors: column c is word c + offset of `vectors`.
-/// The offset lets a row copied from global memory keep that memory's 16-byte alignment.
+/// The offset lets a row copied from global memory keep that memory's 16-byte alignment. Build it
+/// from at least one run-time value: clang for AMDGPU turns an all-constant one into a static
+/// initializer, which cannot hold a shared-memory address (a compile error).
 struct key_row {
   uint4* vectors;
   int offset;  ///< 0 .. 3
