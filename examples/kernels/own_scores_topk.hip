@@ -56,20 +56,21 @@ __global__ __launch_bounds__(threads) void score_and_select(const int8_t* q, con
   const int r = static_cast<int>(blockIdx.x);
   const int n = visible[r];
   int32_t* out_row = out + r * k;
-  int taken = 0;
-  if (n > 0) {
-    auto* words = reinterpret_cast<uint32_t*>(shared.row.keys);
-    for (int c = static_cast<int>(threadIdx.x); c < n; c += threads)
-      words[c] = mxi::block::score_key(score(q + r * dim, keys + c * dim, bias[c]));
-    const mxi::block::key_row row{shared.row.keys, 0, n};
-    topk::count(row, k, shared.storage);  // its first barrier makes the keys visible
-    const auto emit = [&](int slot, int column) { out_row[slot] = column; };
-    if constexpr (SortItems == 0)
-      taken = topk::select(row, k, shared.storage, emit);
-    else
-      taken = topk::select(row, k, shared.storage, shared.staged, shared.row.sort, emit);
+  if (n <= 0) {  // block_topk takes rows of at least one column
+    for (int s = static_cast<int>(threadIdx.x); s < k; s += threads) out_row[s] = -1;
+    return;
   }
-  for (int s = taken + static_cast<int>(threadIdx.x); s < k; s += threads) out_row[s] = -1;
+  auto* words = reinterpret_cast<uint32_t*>(shared.row.keys);
+  for (int c = static_cast<int>(threadIdx.x); c < n; c += threads)
+    words[c] = mxi::block::score_key(score(q + r * dim, keys + c * dim, bias[c]));
+  const mxi::block::key_row row{shared.row.keys, 0, n};
+  topk::count(row, k, shared.storage);  // its first barrier makes the keys visible
+  // The winners' columns, then -1 up to k.
+  const auto emit = [&](int slot, int column) { out_row[slot] = column; };
+  if constexpr (SortItems == 0)
+    topk::select(row, k, shared.storage, emit);
+  else
+    topk::select(row, k, shared.storage, shared.staged, shared.row.sort, emit);
 }
 
 /// The contract's ranking, spelled out: NaN below everything, then by value (-0 == +0), equal

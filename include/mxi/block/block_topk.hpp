@@ -23,8 +23,8 @@
 //   rows       1 <= n <= max_columns columns; k >= 1.
 //   reads      the key row (load also reads n 4-byte words of the source row once, 16 bytes at a
 //              time where aligned).
-//   writes     emit(slot, column) once for each slot in [0, min(n, k)); slots [min(n, k), k) are
-//              the caller's (the library writes -1). Reusing storage or the row afterwards needs a
+//   writes     emit(slot, column) once for each slot in [0, k): the winners' columns in the first
+//              min(n, k) slots, -1 in the rest. Reusing storage or the row afterwards needs a
 //              barrier.
 #pragma once
 
@@ -36,7 +36,6 @@
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/radix_key.hpp"
 #include "mxi/platform/intrinsics.hpp"
-#include "mxi/types.hpp"
 
 namespace mxi::block {
 
@@ -102,8 +101,6 @@ class block_topk {
   using sort = block_radix_sort<uint64_t, Threads, SortItems == 0 ? 1 : SortItems>;
 
  public:
-  static constexpr output_order order =
-      SortItems == 0 ? output_order::position : output_order::score;
   /// The largest k: any in position order (k >= n takes the whole row), the sort's capacity else.
   static constexpr int max_k =
       SortItems == 0 ? std::numeric_limits<int>::max() : Threads * SortItems;
@@ -175,18 +172,21 @@ class block_topk {
     if (row.n > k) count_pass(row, 0, 0, storage);
   }
 
-  /// Position order: emit(slot, column) for the min(n, k) winners, slot = their rank by column.
-  /// Returns min(n, k) in every thread.
+  /// Position order: emit(slot, column) for the min(n, k) winners, slot = their rank by column,
+  /// then emit(slot, -1) up to k. Returns min(n, k) in every thread.
   template <class Emit>
   MXI_DEVICE static int select(const key_row& row, int k, storage_type& storage, Emit emit) {
     static_assert(SortItems == 0, "block_topk: score order takes staging and sort storage");
     compact(row, find_threshold(row, k, storage), storage,
             [&](uint32_t slot, int word) { emit(static_cast<int>(slot), word - row.offset); });
-    return row.n < k ? row.n : k;
+    const int taken = row.n < k ? row.n : k;
+    for (int s = taken + static_cast<int>(threadIdx.x); s < k; s += Threads) emit(s, -1);
+    return taken;
   }
 
   /// Score order: emit(slot, column) for the min(n, k) winners, slot = their rank by (key desc,
-  /// column asc). `staged` holds k entries of shared memory; `sort_storage` may alias the row.
+  /// column asc), then emit(slot, -1) up to k. `staged` holds k entries of shared memory;
+  /// `sort_storage` may alias the row. Returns min(n, k) in every thread.
   template <class Emit>
   MXI_DEVICE static int select(const key_row& row, int k, storage_type& storage, uint64_t* staged,
                                sort_storage_type& sort_storage, Emit emit) {
@@ -209,8 +209,8 @@ class block_topk {
     sort::sort(item, sort_storage, 32, 64);
 #pragma unroll
     for (int j = 0; j < SortItems; ++j) {
-      const int r = static_cast<int>(threadIdx.x) * SortItems + j;
-      if (r < taken) emit(r, static_cast<int>(item[j] & 0xFFFFFFFFu));
+      const int r = static_cast<int>(threadIdx.x) * SortItems + j;  // k <= max_k: covers [0, k)
+      if (r < k) emit(r, r < taken ? static_cast<int>(item[j] & 0xFFFFFFFFu) : -1);
     }
     return taken;
   }

@@ -55,22 +55,24 @@ __global__ __launch_bounds__(Threads, 1) void row_select_kernel(Keys keys, Lengt
   const int64_t row = blockIdx.x;
   const int64_t length = lengths(row);
   int32_t* out_row = out + row * out_stride;
-  int taken = 0;
-  if (length > 0) {
-    const block::key_row keys_row = topk::load(
-        keys.words(row), static_cast<int>(length), k, [](uint32_t w) { return Keys::key_of(w); },
-        tile, storage);
-    const auto emit = [&](int slot, int column) { out_row[slot] = map(row, column); };
-    if constexpr (SortItems == 0) {
-      taken = topk::select(keys_row, k, storage, emit);
-    } else {
-      auto* staged = reinterpret_cast<uint64_t*>(row_select_shared + smem_t::head_bytes() +
-                                                 smem_t::body_bytes(width));
-      taken = topk::select(keys_row, k, storage, staged,
-                           *reinterpret_cast<typename topk::sort_storage_type*>(tile), emit);
-    }
+  if (length <= 0) {  // a broken or empty row: all -1
+    for (int s = static_cast<int>(threadIdx.x); s < k; s += Threads) out_row[s] = -1;
+    return;
   }
-  for (int s = taken + static_cast<int>(threadIdx.x); s < k; s += Threads) out_row[s] = -1;
+  const block::key_row keys_row = topk::load(
+      keys.words(row), static_cast<int>(length), k, [](uint32_t w) { return Keys::key_of(w); },
+      tile, storage);
+  const auto emit = [&](int slot, int column) {
+    out_row[slot] = column < 0 ? -1 : map(row, column);
+  };
+  if constexpr (SortItems == 0) {
+    topk::select(keys_row, k, storage, emit);
+  } else {
+    auto* staged = reinterpret_cast<uint64_t*>(row_select_shared + smem_t::head_bytes() +
+                                               smem_t::body_bytes(width));
+    topk::select(keys_row, k, storage, staged,
+                 *reinterpret_cast<typename topk::sort_storage_type*>(tile), emit);
+  }
 }
 
 }  // namespace mxi::device::detail
