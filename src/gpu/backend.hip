@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "gpu/status.hpp"
 #include "mxi/device/candidates.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"

@@ -10,8 +10,8 @@
 #include "mxi/block/group_quantize.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 

@@ -16,8 +16,8 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 

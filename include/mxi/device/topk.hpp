@@ -19,8 +19,8 @@
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
 #include "mxi/device/detail/topk_row_kernel.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 
