@@ -1,5 +1,5 @@
-// The public entry points: check the arguments (contract §8), then hand over to the backend named
-// by execution::where.
+// The public entry points: check the arguments (docs/semantics.md, "Bad input"), then hand
+// over to the backend named by execution::where.
 #include <string>
 
 #include "backend.hpp"

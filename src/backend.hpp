@@ -6,8 +6,9 @@
 
 namespace mxi::detail {
 
-/// The cheap host-side checks every entry point runs before touching memory (contract §8):
-/// shapes, strides, alignment, ranges, null pointers, sizes that overflow. No pointer is read.
+/// The cheap host-side checks every entry point runs before touching memory (docs/semantics.md,
+/// "Bad input"): shapes, strides, alignment, ranges, null pointers, sizes that overflow. No
+/// pointer is read.
 status check_arguments(const indexer_args& args);
 status check_arguments(const candidate_indexer_args& args);
 status check_arguments(const k_cache_write_args& args);

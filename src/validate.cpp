@@ -1,5 +1,6 @@
-// The cheap argument checks every entry point runs (contract §8) and the synchronous validate().
-// Messages name the argument by its field path and the rule it breaks, with the value seen.
+// The cheap argument checks every entry point runs (docs/semantics.md, "Bad input") and the
+// synchronous validate(). Every message reads "<field path> <rule>, got <value>".
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,17 +21,21 @@ class rules {
                       name + " " + rule + ", got " + std::to_string(got));
     return *this;
   }
-  /// Records "<name> must not be null" when the pointer is needed (`needed`) and null.
-  rules& not_null(const void* p, bool needed, const std::string& name) {
+  /// Records "<name> must not be null <when>, got null" when the pointer is `needed` and null;
+  /// `when` says which count needs it ("" when it is always needed).
+  rules& not_null(const void* p, bool needed, const std::string& name, const std::string& when) {
     if (needed && p == nullptr && first_.ok())
-      first_ = status(status_code::invalid_argument, name + " must not be null");
+      first_ = status(status_code::invalid_argument,
+                      name + " must not be null" + (when.empty() ? "" : " " + when) + ", got null");
     return *this;
   }
-  /// Records an overflow of a * b (both >= 0) in int64, naming the product.
+  /// Records an overflow of a * b (both >= 0) in int64, naming the product and its factors.
   rules& product_fits(int64_t a, int64_t b, const std::string& what) {
     int64_t out;
     if (a >= 0 && b >= 0 && __builtin_mul_overflow(a, b, &out) && first_.ok())
-      first_ = status(status_code::invalid_argument, what + " overflows a 64-bit size");
+      first_ = status(status_code::invalid_argument, what + " must fit in int64, got " +
+                                                         std::to_string(a) + " * " +
+                                                         std::to_string(b));
     return *this;
   }
   bool ok() const { return first_.ok(); }
@@ -60,7 +65,8 @@ void check_cache(rules& r, const basic_cache_view<Byte>& c) {
             "must be a multiple of 16 in [16, 1024]", c.block_size);
   check_head_dim(r, c.head_dim, "cache.head_dim");
   r.require(c.num_pages >= 0, "cache.num_pages", "must be >= 0", c.num_pages);
-  if (!r.ok()) return;
+  // A cache without pages is never addressed, so its stride is not checked (empty batches).
+  if (!r.ok() || c.num_pages == 0) return;
   const layout::page_shape shape{c.block_size, c.head_dim};
   r.require(c.page_stride >= shape.data_bytes(), "cache.page_stride",
             ("must be >= block_size * (head_dim/2 + head_dim/32) = " +
@@ -69,7 +75,7 @@ void check_cache(rules& r, const basic_cache_view<Byte>& c) {
             c.page_stride);
   r.require(c.page_stride % 16 == 0, "cache.page_stride", "must be a multiple of 16",
             c.page_stride);
-  r.not_null(c.data, c.num_pages > 0, "cache.data");
+  r.not_null(c.data, true, "cache.data", "when cache.num_pages > 0");
   r.require(reinterpret_cast<uintptr_t>(c.data) % 16 == 0, "cache.data",
             "must be 16-byte aligned; address mod 16", reinterpret_cast<uintptr_t>(c.data) % 16);
   r.product_fits(c.num_pages, c.page_stride, "cache.num_pages * cache.page_stride");
@@ -84,38 +90,46 @@ void check_queries(rules& r, const query_view& q, int cache_head_dim) {
             ("must equal cache.head_dim = " + std::to_string(cache_head_dim)).c_str(), q.head_dim);
   if (!r.ok()) return;
   const bool any = q.num_tokens > 0;
-  r.not_null(q.values, any, "queries.values");
-  r.not_null(q.scales, any, "queries.scales");
-  r.not_null(q.weights, any, "queries.weights");
+  const char* when = "when queries.num_tokens > 0";
+  r.not_null(q.values, any, "queries.values", when);
+  r.not_null(q.scales, any, "queries.scales", when);
+  r.not_null(q.weights, any, "queries.weights", when);
   r.product_fits(q.num_tokens, int64_t{q.num_heads} * q.head_dim, "queries.num_tokens * H * D");
 }
 
-void check_requests(rules& r, const request_view& req) {
+void check_requests(rules& r, const request_view& req, int64_t num_tokens) {
   r.require(req.num_requests >= 0, "requests.num_requests", "must be >= 0", req.num_requests);
   r.require(req.block_table_stride >= 0, "requests.block_table_stride", "must be >= 0",
             req.block_table_stride);
   if (!r.ok()) return;
-  r.not_null(req.query_start_loc, true, "requests.query_start_loc");
-  r.not_null(req.seq_lens, req.num_requests > 0, "requests.seq_lens");
+  r.not_null(req.query_start_loc, req.num_requests > 0 || num_tokens > 0,
+             "requests.query_start_loc", "when requests.num_requests or queries.num_tokens > 0");
+  r.not_null(req.seq_lens, req.num_requests > 0, "requests.seq_lens",
+             "when requests.num_requests > 0");
   r.not_null(req.block_table, req.num_requests > 0 && req.block_table_stride > 0,
-             "requests.block_table");
+             "requests.block_table",
+             "when requests.num_requests and requests.block_table_stride are > 0");
   r.product_fits(req.num_requests, req.block_table_stride,
                  "requests.num_requests * requests.block_table_stride");
 }
 
-void check_shared(rules& r, int compress_ratio, int64_t max_model_len) {
+// Strides and bounds of per-token data are checked only when there are tokens: a
+// default-constructed call is a valid empty one.
+void check_shared(rules& r, int compress_ratio, int64_t max_model_len, int64_t num_tokens) {
   r.require(compress_ratio >= 1, "compress_ratio", "must be >= 1", compress_ratio);
-  r.require(max_model_len >= 1, "max_model_len", "must be >= 1", max_model_len);
+  r.require(max_model_len >= 1 || num_tokens == 0, "max_model_len",
+            "must be >= 1 when queries.num_tokens > 0", max_model_len);
 }
 
 void check_topk(rules& r, const topk_output& o, const cache_view& cache, int64_t num_tokens) {
   r.require(o.k >= 1 && o.k <= 4096, "topk.k", "must be in [1, 4096]", o.k);
-  r.require(o.stride >= o.k, "topk.stride", "must be >= topk.k", o.stride);
+  r.require(o.stride >= o.k || num_tokens == 0, "topk.stride",
+            "must be >= topk.k when queries.num_tokens > 0", o.stride);
   r.require(o.space == index_space::position || o.space == index_space::cache_slot, "topk.space",
             "must be position or cache_slot", static_cast<int>(o.space));
   r.require(o.order == output_order::position || o.order == output_order::score, "topk.order",
             "must be position or score", static_cast<int>(o.order));
-  r.not_null(o.indices, num_tokens > 0, "topk.indices");
+  r.not_null(o.indices, num_tokens > 0, "topk.indices", "when queries.num_tokens > 0");
   r.product_fits(num_tokens, o.stride, "queries.num_tokens * topk.stride");
   // Slots are int32 in the output.
   if (o.space == index_space::cache_slot && r.ok())
@@ -127,6 +141,7 @@ void check_topk(rules& r, const topk_output& o, const cache_view& cache, int64_t
 
 template <class Id>
 void check_pool(rules& r, const basic_candidate_pool<Id>& p, int64_t num_tokens) {
+  if (num_tokens == 0) return;  // no row reads or writes the pool
   r.require(p.num_blocks >= 1, "candidates.num_blocks", "must be >= 1", p.num_blocks);
   r.require(p.block_size >= 1, "candidates.block_size", "must be >= 1", p.block_size);
   r.require(p.stride >= p.num_blocks, "candidates.stride", "must be >= candidates.num_blocks",
@@ -138,8 +153,8 @@ template <class Args>
 void check_indexer_common(rules& r, const Args& a) {
   check_cache(r, a.cache);
   check_queries(r, a.queries, a.cache.head_dim);
-  check_requests(r, a.requests);
-  check_shared(r, a.compress_ratio, a.max_model_len);
+  check_requests(r, a.requests, a.queries.num_tokens);
+  check_shared(r, a.compress_ratio, a.max_model_len, a.queries.num_tokens);
   if (r.ok()) check_topk(r, a.topk, a.cache, a.queries.num_tokens);
 }
 
@@ -153,7 +168,7 @@ bool valid_rule(format::scale_rule s) {
 status check_arguments(const indexer_args& a) {
   rules r;
   check_indexer_common(r, a);
-  if (a.logits.data != nullptr) {
+  if (a.logits.data != nullptr && a.queries.num_tokens > 0) {
     r.require(a.logits.stride >= a.max_model_len, "logits.stride", "must be >= max_model_len",
               a.logits.stride);
     r.product_fits(a.queries.num_tokens, a.logits.stride, "queries.num_tokens * logits.stride");
@@ -165,7 +180,8 @@ status check_arguments(const indexer_args& a) {
 status check_arguments(const candidate_indexer_args& a) {
   rules r;
   check_indexer_common(r, a);
-  r.not_null(a.candidates.blocks, a.queries.num_tokens > 0, "candidates.blocks");
+  r.not_null(a.candidates.blocks, a.queries.num_tokens > 0, "candidates.blocks",
+             "when queries.num_tokens > 0");
   check_pool(r, a.candidates, a.queries.num_tokens);
   return r.result();
 }
@@ -177,8 +193,8 @@ status check_arguments(const k_cache_write_args& a) {
   r.require(valid_rule(a.rule), "rule", "must be ceil or floor", static_cast<int>(a.rule));
   check_cache(r, a.cache);
   if (!r.ok()) return r.result();
-  r.not_null(a.k, a.num_tokens > 0, "k");
-  r.not_null(a.slot_mapping, a.num_tokens > 0, "slot_mapping");
+  r.not_null(a.k, a.num_tokens > 0, "k", "when num_tokens > 0");
+  r.not_null(a.slot_mapping, a.num_tokens > 0, "slot_mapping", "when num_tokens > 0");
   r.product_fits(a.num_tokens, a.cache.head_dim, "num_tokens * cache.head_dim");
   return r.result();
 }
@@ -192,14 +208,37 @@ status check_arguments(const q_quantize_args& a) {
   r.require(valid_rule(a.rule), "rule", "must be ceil or floor", static_cast<int>(a.rule));
   if (!r.ok()) return r.result();
   const bool any = a.num_tokens > 0;
-  r.not_null(a.q, any, "q");
-  r.not_null(a.values, any, "values");
-  r.not_null(a.scales, any, "scales");
+  const char* when = "when num_tokens > 0";
+  r.not_null(a.q, any, "q", when);
+  r.not_null(a.values, any, "values", when);
+  r.not_null(a.scales, any, "scales", when);
   r.product_fits(a.num_tokens, int64_t{a.num_heads} * a.head_dim, "num_tokens * num_heads * head_dim");
   return r.result();
 }
 
 namespace {
+
+/// The first entries of query_start_loc, for a message.
+std::string leading_entries(const request_view& req) {
+  std::string out;
+  const int shown = std::min(req.num_requests + 1, 8);
+  for (int i = 0; i < shown; ++i) out += (i ? ", " : "[") + std::to_string(req.query_start_loc[i]);
+  return out + (shown < req.num_requests + 1 ? ", ...]" : "]");
+}
+
+/// What the first unusable block-table column covering [0, visible) of request r holds.
+std::string first_bad_column(const request_view& req, const cache_view& cache, int r,
+                             int64_t visible) {
+  for (int64_t c = 0; c * cache.block_size < visible; ++c) {
+    if (c >= req.block_table_stride)
+      return "column " + std::to_string(c) + " past requests.block_table_stride = " +
+             std::to_string(req.block_table_stride);
+    if (page_of_column(req, cache.num_pages, r, c) < 0)
+      return "requests.block_table[" + std::to_string(r) + "][" + std::to_string(c) + "] = " +
+             std::to_string(req.block_table[r * req.block_table_stride + c]);
+  }
+  return "?";
+}
 
 /// The first device-data error of a batch, as the kernels would find it, or ok.
 template <class Args>
@@ -207,9 +246,10 @@ status validate_rows(const Args& a) {
   const request_view& req = a.requests;
   const int64_t t_count = a.queries.num_tokens;
   auto fail = [](const std::string& what) { return status(status_code::invalid_argument, what); };
+  if (req.query_start_loc == nullptr) return status();  // allowed for an empty batch only
   if (!query_start_loc_ok(req, t_count))
     return fail("requests.query_start_loc must be non-decreasing from 0 to queries.num_tokens = " +
-                std::to_string(t_count));
+                std::to_string(t_count) + ", got " + leading_entries(req));
   for (int r = 0; r < req.num_requests; ++r)
     if (!seq_len_ok(req, r))
       return fail("requests.seq_lens[" + std::to_string(r) + "] must be >= the request's " +
@@ -217,13 +257,18 @@ status validate_rows(const Args& a) {
                   " query tokens, got " + std::to_string(req.seq_lens[r]));
   for (int64_t t = 0; t < t_count; ++t) {
     const row_plan row = plan_row(a, t);
+    const std::string token =
+        "token " + std::to_string(t) + " (request " + std::to_string(row.request) + ")";
     if (row.error & device_error_max_model_len)
-      return fail("token " + std::to_string(t) + " sees more positions than max_model_len = " +
-                  std::to_string(a.max_model_len));
+      return fail("max_model_len must be >= the visible length of " + token + ", got " +
+                  std::to_string(a.max_model_len) + " (requests.seq_lens[" +
+                  std::to_string(row.request) + "] = " + std::to_string(req.seq_lens[row.request]) +
+                  ")");
     if (row.error & device_error_block_table)
-      return fail("requests.block_table row " + std::to_string(row.request) + " (token " +
-                  std::to_string(t) + ") must hold a page id in [0, cache.num_pages) in every "
-                  "column covering the token's visible positions");
+      return fail("requests.block_table must hold a page id in [0, cache.num_pages = " +
+                  std::to_string(a.cache.num_pages) + ") in every column covering the visible "
+                  "positions of " + token + ", got " +
+                  first_bad_column(req, a.cache, row.request, row.visible));
   }
   return status();
 }

@@ -1,5 +1,5 @@
-// The two-level indexer (contract §6): publishing a candidate pool from entry A, and entry B
-// consuming one, on the reference and the threaded backend.
+// The two-level indexer (docs/semantics.md, entry point B): publishing a candidate pool from
+// entry A, and entry B consuming one, on the reference and the threaded backend.
 #include <algorithm>
 #include <numeric>
 #include <random>

@@ -1,5 +1,6 @@
-// The MXFP4 codec (include/mxi/format/mxfp4.hpp) against contract §2, with expected values
-// derived independently in double precision (no call into the code under test).
+// The MXFP4 codec (include/mxi/format/mxfp4.hpp) against the format rules of docs/semantics.md,
+// with expected values derived independently in double precision (no call into the code under
+// test).
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -95,7 +96,7 @@ TEST_CASE("E8M0: all 256 scale bytes", "[format]") {
 }
 
 TEST_CASE("Dequantizing every code and scale pair", "[format]") {
-  // The contract says exact for every finite pair; that holds wherever the product fits fp32.
+  // Exact for every finite pair wherever the product fits fp32.
   // For e >= 253 with large codes (|value| >= 2^128) it cannot: decode gives +-inf there.
   int overflowing = 0;
   for (unsigned code = 0; code < 16; ++code) {

@@ -480,44 +480,53 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
 TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][writer]") {
   REQUIRE_GPU();
   const int n = 90, d = 128;
-  const std::vector<float> x = random_rows(static_cast<size_t>(n * d), 9);
-  for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
-    for (const int bs : {16, 64}) {
-      const int64_t pages = 8, stride = bs * 68 + 32;  // 128+ slots for 90 rows
-      std::vector<int64_t> slots(n);
-      std::vector<int64_t> free_slots(static_cast<size_t>(pages * bs));
-      for (int64_t i = 0; i < pages * bs; ++i) free_slots[i] = i;
-      std::shuffle(free_slots.begin(), free_slots.end(), std::mt19937(bs));
-      for (int i = 0; i < n; ++i) slots[i] = free_slots[i];
-      slots[3] = -1;
-      slots[7] = pages * bs;  // out of range
-      std::vector<uint8_t> cache(static_cast<size_t>(pages * stride), 0xAB);
-      device_buffer<uint8_t> dcache(cache);
-      device_buffer<float> dx(x);
-      device_buffer<int64_t> dslots(slots);
-      device_buffer<uint32_t> err(1);
-      err.fill_bytes(0);
-      device::k_cache_write_problem p;
-      p.k = {dx.data(), false};
-      p.num_tokens = n;
-      p.slot_mapping = dslots.data();
-      p.cache = dcache.data();
-      p.num_pages = pages;
-      p.page_stride = stride;
-      p.block_size = bs;
-      gpu_check(device::launch_k_cache_write(p, layout, err.data(), nullptr), "write");
-      const layout::page_shape shape{bs, d};
-      for (int i = 0; i < n; ++i) {
-        if (slots[i] < 0 || slots[i] >= pages * bs) continue;
-        uint8_t v[64], sc[4];
-        format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v, sc, format::scale_rule::ceil);
-        uint8_t* page = cache.data() + slots[i] / bs * stride;
-        layout::dispatch(layout, [&](auto l) { layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v, sc); });
+  const std::vector<float> drawn = random_rows(static_cast<size_t>(n * d), 9);
+  std::vector<uint16_t> xb(drawn.size());
+  for (size_t i = 0; i < drawn.size(); ++i) xb[i] = to_bf16(drawn[i]);
+  for (const bool bf16 : {false, true}) {
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+      for (const int bs : {16, 64}) {
+        std::vector<float> x(drawn);  // what the writer sees: bf16 widens exactly
+        if (bf16)
+          for (size_t i = 0; i < x.size(); ++i) x[i] = from_bf16(xb[i]);
+        const int64_t pages = 8, stride = bs * 68 + 32;  // 128+ slots for 90 rows
+        std::vector<int64_t> slots(n);
+        std::vector<int64_t> free_slots(static_cast<size_t>(pages * bs));
+        for (int64_t i = 0; i < pages * bs; ++i) free_slots[i] = i;
+        std::shuffle(free_slots.begin(), free_slots.end(), std::mt19937(bs));
+        for (int i = 0; i < n; ++i) slots[i] = free_slots[i];
+        slots[3] = -1;
+        slots[7] = pages * bs;  // out of range
+        std::vector<uint8_t> cache(static_cast<size_t>(pages * stride), 0xAB);
+        device_buffer<uint8_t> dcache(cache);
+        device_buffer<float> dx(x);
+        device_buffer<uint16_t> dxb(xb);
+        device_buffer<int64_t> dslots(slots);
+        device_buffer<uint32_t> err(1);
+        err.fill_bytes(0);
+        device::k_cache_write_problem p;
+        p.k = {bf16 ? static_cast<const void*>(dxb.data()) : dx.data(), bf16};
+        p.num_tokens = n;
+        p.slot_mapping = dslots.data();
+        p.cache = dcache.data();
+        p.num_pages = pages;
+        p.page_stride = stride;
+        p.block_size = bs;
+        gpu_check(device::launch_k_cache_write(p, layout, err.data(), nullptr), "write");
+        const layout::page_shape shape{bs, d};
+        for (int i = 0; i < n; ++i) {
+          if (slots[i] < 0 || slots[i] >= pages * bs) continue;
+          uint8_t v[64], sc[4];
+          format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v, sc, format::scale_rule::ceil);
+          uint8_t* page = cache.data() + slots[i] / bs * stride;
+          layout::dispatch(layout, [&](auto l) { layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v, sc); });
+        }
+        INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16);
+        CHECK(dcache.download() == cache);
+        CHECK(err.download()[0] == device_error_slot_mapping);
       }
-      INFO("layout " << int(layout) << " bs " << bs);
-      CHECK(dcache.download() == cache);
-      CHECK(err.download()[0] == device_error_slot_mapping);
     }
+  }
 }
 
 }  // namespace

@@ -282,7 +282,7 @@ TEST_CASE("gpu reliability: NaN and infinite weights, values and scales follow t
   // A NaN query block (scale 255) on one head of token 3.
   w.q_scales[(3 * h + 5) * (d / 32)] = format::nan_scale;
   // NaN keys: one scale byte 255 in some tokens of every other page. (Scale 254 is left out:
-  // its large codes overflow fp32, where the contract lets backends differ.)
+  // its large codes overflow fp32, where docs/semantics.md lets backends differ.)
   const layout::page_shape shape{s.block_size, d};
   std::vector<uint8_t> values(d / 2), scales(d / 32);
   for (int64_t p = 0; p < w.num_pages; p += 2) {

@@ -56,24 +56,28 @@ std::vector<int32_t> expected_row(const float* s, int32_t n, int k, output_order
   return out;
 }
 
-/// Runs the device select with the column as the output index.
-std::vector<int32_t> device_select(const score_rows& in, int k, output_order order) {
+/// Runs the device select with the column as the output index; `one_block` false sends every row
+/// through the multi-block passes.
+std::vector<int32_t> device_select(const score_rows& in, int k, output_order order, bool one_block = true) {
   const device::topk_shape shape{in.rows(), in.width, k, order};
   device_buffer<float> scores(in.scores);
   device_buffer<int32_t> lengths(in.lengths);
   device_buffer<int32_t> out(static_cast<size_t>(in.rows()) * k);
   out.fill_bytes(0x7F);
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
-  gpu_check(device::launch_topk(shape, device::float_score_keys{scores.data(), in.width},
-                                device::int_lengths{lengths.data()}, device::identity_map{},
-                                out.data(), k, workspace.data(), nullptr),
+  const device::float_score_keys keys{scores.data(), in.width};
+  const device::int_lengths n{lengths.data()};
+  gpu_check(one_block ? device::launch_topk(shape, keys, n, device::identity_map{}, out.data(), k,
+                                            workspace.data(), nullptr)
+                      : device::launch_topk<device::topk_config<512, 8, false>>(
+                            shape, keys, n, device::identity_map{}, out.data(), k, workspace.data(), nullptr),
             "launch_topk");
   gpu_check(platform::device_synchronize(), "synchronize");
   return out.download();
 }
 
-/// The same rows stored `width` columns apart (padding NaN): a width past the one-block limit
-/// sends the same rows through the multi-block passes.
+/// The same rows stored `width` columns apart (padding NaN): past the one-block limit both paths
+/// are launched and each row still takes the one its length picks.
 score_rows widened(const score_rows& in, int64_t width) {
   score_rows out;
   out.width = width;
@@ -83,24 +87,24 @@ score_rows widened(const score_rows& in, int64_t width) {
   return out;
 }
 
-void check_order(const score_rows& in, int k, output_order order) {
-  const std::vector<int32_t> got = device_select(in, k, order);
+void check_order(const score_rows& in, int k, output_order order, bool one_block = true) {
+  const std::vector<int32_t> got = device_select(in, k, order, one_block);
   for (int64_t r = 0; r < in.rows(); ++r) {
     const std::vector<int32_t> want =
         expected_row(in.scores.data() + r * in.width, in.lengths[r], k, order);
     INFO("row " << r << " length " << in.lengths[r] << " width " << in.width << " k " << k
-                << " order " << (order == output_order::score ? "score" : "position"));
+                << " order " << (order == output_order::score ? "score" : "position")
+                << " one-block rows " << one_block);
     REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * k));
   }
 }
 
-/// Both orders, on the path `in.width` takes and, when that is the one-block path, again on the
-/// multi-block passes.
+/// Both orders, on the path each row's length picks and again with every row on the multi-block
+/// passes.
 void check_select(const score_rows& in, int k) {
   for (output_order order : {output_order::position, output_order::score}) {
     check_order(in, k, order);
-    const int64_t limit = device::topk_one_block_width(device::topk_shape{in.rows(), in.width, k, order});
-    if (in.width <= limit) check_order(widened(in, limit + 1), k, order);
+    check_order(in, k, order, false);
   }
 }
 
@@ -162,9 +166,27 @@ TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") 
         in.add(normal_row(width - 1, rng), static_cast<int32_t>(width - 1));
         in.add(std::vector<float>(static_cast<size_t>(width), 1.5f), static_cast<int32_t>(width));
         in.add(normal_row(k, rng), k);
+        // Enough rows that rows at the limit take the one-block kernel beside longer ones.
+        for (int r = 0; r < device::topk_config<>::one_block_min_rows; ++r)
+          in.add(normal_row(1000 + r, rng), 1000 + r);
         check_order(in, k, order);
       }
     }
+}
+
+TEST_CASE("gpu top-k: more segments than blocks a row, beside short rows", "[gpu][topk]") {
+  REQUIRE_GPU();
+  // 40 rows past 200K columns: the passes give a row fewer blocks than segments, so each block
+  // walks several; the short rows of the same call take the one-block kernel.
+  std::mt19937_64 rng(23);
+  score_rows in;
+  in.width = 210000;
+  for (int r = 0; r < 40; ++r) {
+    const int32_t n = r % 4 == 0 ? static_cast<int32_t>(3000 + r) : static_cast<int32_t>(210000 - 997 * r);
+    in.add(normal_row(n, rng), n);
+  }
+  in.add({}, -1);
+  for (output_order order : {output_order::position, output_order::score}) check_order(in, 2048, order);
 }
 
 TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
@@ -218,11 +240,12 @@ TEST_CASE("gpu top-k: a row gives the same bits alone and in a batch", "[gpu][to
     const std::vector<int32_t> a = device_select(alone, 2048, order);
     const std::vector<int32_t> b = device_select(batch, 2048, order);
     REQUIRE(std::equal(a.begin(), a.end(), b.begin() + 17 * 2048));
-    // and the same bits from the other path
-    const int64_t limit = device::topk_one_block_width(device::topk_shape{40, 50000, 2048, order});
-    const std::vector<int32_t> c =
-        device_select(widened(batch, limit >= 50000 ? limit + 1 : 50000), 2048, order);
+    // and the same bits from the other path, and from a width past the one-block limit
+    const std::vector<int32_t> c = device_select(batch, 2048, order, false);
     REQUIRE(std::equal(a.begin(), a.end(), c.begin() + 17 * 2048));
+    const int64_t limit = device::topk_one_block_width(device::topk_shape{40, 50000, 2048, order});
+    const std::vector<int32_t> d = device_select(widened(batch, limit + 1), 2048, order);
+    REQUIRE(std::equal(a.begin(), a.end(), d.begin() + 17 * 2048));
   }
 }
 

@@ -1,4 +1,4 @@
-// Entry A's contract (§4, §5) on the reference and the threaded backend: what each token sees,
+// Entry A (docs/semantics.md) on the reference and the threaded backend: what each token sees,
 // how the top k is chosen, ordered and numbered, the logits output, layouts and page shapes.
 #include <algorithm>
 #include <cmath>

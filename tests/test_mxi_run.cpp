@@ -41,22 +41,34 @@ struct scratch {
 
 struct outcome {
   int status = -1;
-  std::string err;  ///< stderr
+  std::string out, err;  ///< stdout, stderr
 };
 
-outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
-  const fs::path err = scratch_root / "stderr.txt";
-  const std::string cmd =
-      std::string("'") + MXI_RUN_PATH + "' " + args + " 2> '" + err.string() + "' > /dev/null";
+std::string take_file(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove(file);
+  return text.str();
+}
+
+/// Runs `program` with `args` through the shell (after `prefix`, e.g. a umask), capturing both
+/// streams.
+outcome run_program(const std::string& program, const std::string& args,
+                    const fs::path& scratch_root, const std::string& prefix = "") {
+  const fs::path out = scratch_root / "stdout.txt", err = scratch_root / "stderr.txt";
+  const std::string cmd = prefix + "'" + program + "' " + args + " > '" + out.string() +
+                          "' 2> '" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   outcome o;
   o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  o.err = text.str();
-  fs::remove(err);
+  o.out = take_file(out);
+  o.err = take_file(err);
   return o;
+}
+
+outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
+  return run_program(MXI_RUN_PATH, args, scratch_root);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -396,6 +408,143 @@ TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing"
       CHECK(fs::is_empty(outs));
     }
   }
+}
+
+// Every byte a person reads is printable ASCII or a newline (CLI11 once printed enum values as
+// raw bytes, NUL included).
+bool printable(const std::string& text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c == '\n' || (c >= ' ' && c <= '~'); });
+}
+
+TEST_CASE("a bad option value gets one printable line listing every accepted value", "[mxi-run]") {
+  scratch tmp;
+  const std::string main_job = MXI_MAIN_JOB_PATH;
+  struct bad_option {
+    std::string program, args, message;  ///< the whole of stderr expected
+  };
+  const std::vector<bad_option> cases = {
+      {MXI_RUN_PATH, "index case --out o --backend tpu",
+       "mxi-run: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
+      {MXI_RUN_PATH, "quantize x.npy --out o --rule round",
+       "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
+      {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
+       "mxi-run: --to: must be one of linear, mfma16, got 'tiled'\n"},
+      {main_job, "--layout tiled",
+       "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
+      {main_job, "--backend tpu",
+       "mxi-main-job: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
+      {main_job, "--size huge",
+       "mxi-main-job: --size: must be one of small, default, large, got 'huge'\n"},
+  };
+  for (const bad_option& b : cases) {
+    INFO(b.program << " " << b.args);
+    const outcome o = run_program(b.program, b.args, tmp.root);
+    CHECK(o.status == 2);
+    CHECK(o.err == b.message);
+    CHECK(printable(o.err));
+    CHECK(o.out.empty());
+  }
+}
+
+TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run]") {
+  scratch tmp;
+  const std::string main_job = MXI_MAIN_JOB_PATH;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
+      {std::string("'") + MXI_RUN_PATH + "' index --help", {"cpu", "gpu", "reference"}},
+      {std::string("'") + MXI_RUN_PATH + "' quantize --help", {"ceil", "floor"}},
+      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16"}},
+      {"'" + main_job + "' --help",
+       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16"}},
+  };
+  for (const auto& [command, values] : helps) {
+    INFO(command);
+    const outcome o = run_program("sh", "-c \"" + command + "\"", tmp.root);
+    CHECK(o.status == 0);
+    CHECK(o.err.empty());
+    CHECK(printable(o.out));
+    for (const std::string& v : values) CHECK(o.out.find(v) != std::string::npos);
+  }
+}
+
+TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  write_case(tmp.root / "case", w, {});
+  for (const auto& [mask, mode] :
+       {std::pair{"022", fs::perms(0755)}, std::pair{"027", fs::perms(0750)}}) {
+    INFO("umask " << mask);
+    const fs::path out = tmp.root / (std::string("out") + mask);
+    const outcome o = run_program(
+        MXI_RUN_PATH, "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
+                          " --backend cpu",
+        tmp.root, std::string("umask ") + mask + "; ");
+    REQUIRE(o.status == 0);
+    CHECK((fs::status(out).permissions() & fs::perms::all) == mode);
+  }
+}
+
+TEST_CASE("convert-cache refuses the cache shapes index refuses, with the same words",
+          "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> spoils = {
+      {"cache.head_dim must be a multiple of 32 in [32, 512], got 544",
+       [&](const fs::path& c) { write_case(c, w, {{"head_dim", "544"}}); }},
+      {"cache.page_stride must be a multiple of 16, got " + std::to_string(w.page_stride + 8),
+       [&](const fs::path& c) {
+         std::vector<uint8_t> cache(w.num_pages * (w.page_stride + 8));
+         write_npy(c / "kv_cache.npy", {w.num_pages, w.page_stride + 8}, cache.data());
+       }},
+  };
+  for (const auto& [message, spoil] : spoils) {
+    INFO(message);
+    const fs::path c = tmp.root / "case";
+    fs::remove_all(c);
+    write_case(c, w, {});
+    spoil(c);
+    const outcome convert = mxi_run(
+        "convert-cache " + quoted(c) + " --to mfma16 --out " + quoted(tmp.root / "m"), tmp.root);
+    CHECK(convert.status == 2);
+    CHECK(convert.err == "mxi-run: " + c.string() + ": " + message + "\n");
+    CHECK_FALSE(fs::exists(tmp.root / "m"));
+    if (message.rfind("cache.page_stride", 0) == 0) {  // index reads q_values with D first
+      const outcome index =
+          mxi_run("index " + quoted(c) + " --out " + quoted(tmp.root / "o"), tmp.root);
+      CHECK(index.status == 2);
+      CHECK(index.err == convert.err);
+    }
+  }
+}
+
+TEST_CASE("convert-cache writes problem.json again as plain JSON, every key kept", "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);
+  const fs::path c = tmp.root / "case", m = tmp.root / "mfma";
+  write_case(c, w, {{"order", "\"score\""}});
+  std::ifstream in(c / "problem.json");
+  std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  std::ofstream(c / "problem.json") << "// dumped by an engine\n" << original;
+  REQUIRE(mxi_run("convert-cache " + quoted(c) + " --to mfma16 --out " + quoted(m), tmp.root)
+              .status == 0);
+  std::ifstream json(m / "problem.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  CHECK(text.find("//") == std::string::npos);  // comments dropped, as docs/mxi-run.md says
+  // Every key with its value, in alphabetical order, layout changed.
+  const std::vector<std::string> lines = {
+      "\"block_size\": 32", "\"compress_ratio\": 1", "\"head_dim\": 128", "\"layout\": \"mfma16\"",
+      "\"max_model_len\": " + std::to_string(w.max_model_len), "\"num_heads\": 16",
+      "\"order\": \"score\"", "\"topk\": 40"};
+  size_t at = 0;
+  for (const std::string& line : lines) {
+    INFO(line << " in\n" << text);
+    const size_t found = text.find(line);
+    CHECK(found != std::string::npos);
+    CHECK(found >= at);
+    at = found;
+  }
+  CHECK(std::count(text.begin(), text.end(), ':') == static_cast<long>(lines.size()));
 }
 
 TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {

@@ -1,4 +1,5 @@
-// Bad input (contract §8): every argument rule gives invalid_argument naming the argument; every
+// Bad input (docs/semantics.md, "Bad input"): every argument rule gives invalid_argument naming
+// the argument in the "<argument> <rule>, got <value>" form; every
 // device-data error sets its bit, writes the affected rows as -1 and leaves the others right;
 // validate() finds each on the host.
 #include <functional>
@@ -28,6 +29,13 @@ struct rule {
   std::function<void(Args&)> mutate;
 };
 
+/// Whether `message` reads "<name> <rule>, got <value>".
+bool names_rule_and_value(const std::string& message, const std::string& name) {
+  const size_t got = message.rfind(", got ");
+  return message.rfind(name + " ", 0) == 0 && got != std::string::npos &&
+         got + 6 < message.size();
+}
+
 /// Runs `call` on each mutation of `valid` and expects invalid_argument naming the argument.
 template <class Args, class Call>
 void expect_rejected(const Args& valid, const std::vector<rule<Args>>& rules, Call&& call) {
@@ -38,7 +46,7 @@ void expect_rejected(const Args& valid, const std::vector<rule<Args>>& rules, Ca
     const status s = call(a);
     INFO("rule naming " << r.names << ": " << s.message());
     CHECK(s.code() == status_code::invalid_argument);
-    CHECK(s.message().find(r.names) != std::string::npos);
+    CHECK(names_rule_and_value(s.message(), r.names));
   }
 }
 
@@ -250,27 +258,40 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
     uint32_t bit;
     std::function<void(host_workload&, indexer_args&)> mutate;
     std::function<bool(const host_workload&, int64_t)> failed;  // on the unmutated workload
+    std::string says;  ///< the start and the end of validate()'s message
+    std::string got;
   };
   const int bs = s.block_size;
   const std::vector<scenario> scenarios = {
       {"query_start_loc", device_error_query_start_loc,
        [](host_workload& w, indexer_args&) { w.query_start_loc[2] = w.query_start_loc[1] - 1; },
-       [](const host_workload&, int64_t) { return true; }},
+       [](const host_workload&, int64_t) { return true; }, "requests.query_start_loc",
+       ", got [0, 20, 19, 95]"},
       {"query_start_loc end", device_error_query_start_loc,
        [](host_workload& w, indexer_args&) { w.query_start_loc.back() -= 1; },
-       [](const host_workload&, int64_t) { return true; }},
+       [](const host_workload&, int64_t) { return true; }, "requests.query_start_loc",
+       ", got [0, 20, 65, 94]"},
       {"seq_lens", device_error_seq_len,
        [](host_workload& w, indexer_args&) { w.seq_lens[1] = 44; },
-       [](const host_workload& w, int64_t t) { return w.request_of(t) == 1; }},
+       [](const host_workload& w, int64_t t) { return w.request_of(t) == 1; },
+       "requests.seq_lens[1]", ", got 44"},
       {"max_model_len", device_error_max_model_len,
        [](host_workload&, indexer_args& a) { a.max_model_len = 35; },
-       [](const host_workload& w, int64_t t) { return w.visible(t) > 35; }},
+       [](const host_workload& w, int64_t t) { return w.visible(t) > 35; }, "max_model_len",
+       ", got 35 (requests.seq_lens[1] = 45)"},
       {"block_table id", device_error_block_table,
-       [](host_workload& w, indexer_args&) { w.block_table[1 * w.max_blocks + 2] = static_cast<int32_t>(w.num_pages); },
-       [bs](const host_workload& w, int64_t t) { return w.request_of(t) == 1 && w.visible(t) > 2 * bs; }},
+       [](host_workload& w, indexer_args&) {
+         w.block_table[1 * w.max_blocks + 2] = static_cast<int32_t>(w.num_pages);
+       },
+       [bs](const host_workload& w, int64_t t) {
+         return w.request_of(t) == 1 && w.visible(t) > 2 * bs;
+       },
+       "requests.block_table",
+       ", got requests.block_table[1][2] = " + std::to_string(base.num_pages)},
       {"block_table negative", device_error_block_table,
        [](host_workload& w, indexer_args&) { w.block_table[2 * w.max_blocks + 0] = -5; },
-       [](const host_workload& w, int64_t t) { return w.request_of(t) == 2; }},
+       [](const host_workload& w, int64_t t) { return w.request_of(t) == 2; },
+       "requests.block_table", ", got requests.block_table[2][0] = -5"},
   };
   for (const scenario& sc : scenarios) {
     host_workload w = base;
@@ -286,6 +307,10 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
     const status v = validate(checked);
     INFO(sc.name << ": " << v.message());
     CHECK(v.code() == status_code::invalid_argument);
+    CHECK(names_rule_and_value(v.message(), sc.says));
+    CHECK(v.message().size() >= sc.got.size());
+    CHECK(v.message().compare(v.message().size() - std::min(v.message().size(), sc.got.size()),
+                              std::string::npos, sc.got) == 0);
     for (backend b : host_backends) {
       const auto r = run_host(a, b);
       REQUIRE(r.st.ok());
@@ -319,7 +344,7 @@ TEST_CASE("device-data errors: bit set, affected rows -1, other rows right, vali
 }
 
 TEST_CASE("entry B: a bad page in a row's visible range fails the row, read by a candidate or not") {
-  // Contract §4: the block table covers every visible page of a request; the GPU checks that once
+  // The block table covers every visible page of a request; the GPU checks that once
   // per request, so the CPU backends fail the same rows.
   workload_spec s = small(decode_spec(2, 150, 1, 35));
   s.seq_lens = {100, 190};  // request 0 needs 7 block-table columns of 12
@@ -352,6 +377,60 @@ TEST_CASE("entry B: a bad page in a row's visible range fails the row, read by a
   candidate_indexer_args a = args_for(w);
   a.topk.indices = out.data();
   CHECK(validate(a).code() == status_code::invalid_argument);
+}
+
+TEST_CASE("a default-constructed call is a valid empty one, and a stride matters only when used") {
+  for (backend b : host_backends) {
+    INFO("backend " << static_cast<int>(b));
+    CHECK(run_indexer(indexer_args{}, on(b)).ok());
+    CHECK(run_candidate_indexer(candidate_indexer_args{}, on(b)).ok());
+  }
+  CHECK(validate(indexer_args{}).ok());
+  CHECK(validate(candidate_indexer_args{}).ok());
+  size_t bytes = 1;
+  CHECK(workspace_bytes(indexer_args{}, backend::cpu, bytes).ok());
+  CHECK(bytes == 0);
+
+  // Once there are pages, tokens or a pool, their strides and bounds are checked again.
+  uint8_t page[16] = {};
+  indexer_args paged;
+  paged.cache.data = page;
+  paged.cache.num_pages = 1;
+  CHECK(validate(paged).message() ==
+        "cache.page_stride must be >= block_size * (head_dim/2 + head_dim/32) = 4352, got 0");
+  const host_workload w = make_workload(small(decode_spec(1, 40, 1, 37)));
+  std::vector<int32_t> out(16);
+  indexer_args tokens = w.indexer();
+  tokens.topk.indices = out.data();
+  tokens.max_model_len = 0;
+  CHECK(validate(tokens).message() ==
+        "max_model_len must be >= 1 when queries.num_tokens > 0, got 0");
+  tokens = w.indexer();
+  tokens.topk.indices = out.data();
+  tokens.topk.stride = 0;
+  CHECK(validate(tokens).message() ==
+        "topk.stride must be >= topk.k when queries.num_tokens > 0, got 0");
+}
+
+TEST_CASE("null pointers and overflowing sizes are reported in full") {
+  const host_workload w = make_workload(small(decode_spec(1, 40, 1, 38)));
+  std::vector<int32_t> out(16);
+  indexer_args a = w.indexer();
+  a.topk.indices = out.data();
+  a.queries.weights = nullptr;
+  CHECK(validate(a).message() ==
+        "queries.weights must not be null when queries.num_tokens > 0, got null");
+  a = w.indexer();
+  a.topk.indices = out.data();
+  a.requests.query_start_loc = nullptr;
+  CHECK(validate(a).message() == "requests.query_start_loc must not be null when "
+                                 "requests.num_requests or queries.num_tokens > 0, got null");
+  a = w.indexer();
+  a.topk.indices = out.data();
+  a.cache.num_pages = int64_t{1} << 60;
+  CHECK(validate(a).message() == "cache.num_pages * cache.page_stride must fit in int64, got " +
+                                     std::to_string(int64_t{1} << 60) + " * " +
+                                     std::to_string(w.page_stride));
 }
 
 TEST_CASE("a null error word is allowed") {

@@ -1,4 +1,4 @@
-// The K-cache writer and the Q quantizer (contract §7) on both CPU backends: bytes equal to
+// The K-cache writer and the Q quantizer (docs/semantics.md) on both CPU backends: bytes equal to
 // format::quantize_row's, in either layout, from fp32 or bf16, skipping -1 slots, flagging bad
 // slots, and touching nothing else.
 #include <cmath>

@@ -3,7 +3,7 @@
 # an NVIDIA GPU, writing logs to $OUT (or ./device-check). Usage: tools/device-check.sh BUILD_DIR
 # The build must come from `cmake --preset cuda` or -DMXI_BACKEND=cuda -DMXI_BUILD_BENCH=ON; it
 # needs the GPU test binaries, test_mxi_run, the tools and the benches (the CPU suite runs in CI).
-# MXI_BENCHES picks the benchmarks (default: bench_logits bench_topk).
+# MXI_BENCHES picks the benchmarks (default: bench_indexer bench_logits bench_topk).
 set -uo pipefail
 build=${1:?usage: tools/device-check.sh BUILD_DIR}
 out=${OUT:-device-check}
@@ -23,8 +23,13 @@ for t in test_gpu_logits test_gpu_topk test_gpu_indexer test_gpu_reliability "te
   run "$build/tests/$1" ${2:+"$2"} > "$out/$1.log" 2>&1
   echo "$1: $(tail -3 "$out/$1.log" | tr '\n' ' ')"
 done
+step "kernel examples (examples/kernels: custom kernels over the device headers)"
+for e in example_paged_key_dot example_own_scores_topk; do
+  run "$build/examples/kernels/$e" > "$out/$e.log" 2>&1  # not piped: run's status must count
+  cat "$out/$e.log"
+done
 step "benchmarks"
-for b in ${MXI_BENCHES-bench_logits bench_topk}; do
+for b in ${MXI_BENCHES-bench_indexer bench_logits bench_topk}; do
   run "$build/bench/$b" --benchmark_out="$out/$b.json" --benchmark_out_format=json 2>&1 | tee "$out/$b.log"
 done
 step "main job on the GPU"
@@ -36,5 +41,8 @@ for tool in memcheck racecheck; do
       > "$out/$tool-$t.log" 2>&1
     tail -2 "$out/$tool-$t.log"
   done
+  run compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/examples/kernels/example_own_scores_topk" \
+    > "$out/$tool-example_own_scores_topk.log" 2>&1
+  tail -2 "$out/$tool-example_own_scores_topk.log"
 done
 exit $status

@@ -1,5 +1,5 @@
 // Writing result rows, shared by the CPU backends: top-k rows in either index space, failed rows,
-// and the candidate pool a source layer publishes (contract §5, §6).
+// and the candidate pool a source layer publishes (semantics.md, entry points A and B).
 #pragma once
 
 #include <algorithm>

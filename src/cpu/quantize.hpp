@@ -1,5 +1,6 @@
 // The K-cache writer's and the Q quantizer's per-row work, shared by the CPU backends: both only
-// call format::quantize_row, so every backend writes the same bytes (contract §2, §7).
+// call format::quantize_row, so every backend writes the same bytes (docs/semantics.md: the
+// format, the writer).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// What each query token's row sees, and the device-data checks of contract §8, on the host. The
-// reference, the threaded backend and validate() all call these, so they agree on which rows are
-// broken and which bit each sets (docs/semantics.md, "Device-data errors").
+// What each query token's row sees, and the device-data checks of docs/semantics.md ("Bad
+// input"), on the host. The reference, the threaded backend and validate() all call these, so
+// they agree on which rows are broken and which bit each sets.
 #pragma once
 
 #include <algorithm>
@@ -42,7 +42,8 @@ inline int64_t page_of_column(const request_view& req, int64_t num_pages, int r,
 }
 
 /// Whether every page covering positions [0, visible) of request r is usable: both entry points
-/// need it (contract §4), entry B too, whose candidates may read only some of those pages.
+/// need it (docs/semantics.md, what a token sees), entry B too, whose candidates may read only
+/// some of those pages.
 inline bool pages_cover(const request_view& req, const cache_view& cache, int r, int64_t visible) {
   const int64_t columns = (visible + cache.block_size - 1) / cache.block_size;
   for (int64_t c = 0; c < columns; ++c)
@@ -81,6 +82,7 @@ template <class Args>
 std::vector<row_plan> plan_rows(const Args& a) {
   const int64_t num_tokens = a.queries.num_tokens;
   std::vector<row_plan> rows(static_cast<size_t>(num_tokens));
+  if (num_tokens == 0) return rows;  // query_start_loc may be null then
   if (!query_start_loc_ok(a.requests, num_tokens)) {
     for (row_plan& row : rows) row.error = device_error_query_start_loc;
     return rows;
@@ -90,7 +92,7 @@ std::vector<row_plan> plan_rows(const Args& a) {
 }
 
 /// The visible positions a candidate row names, ascending and unique: ids < 0, repeated, or whose
-/// block holds no visible position are skipped (contract §6).
+/// block holds no visible position are skipped (semantics.md, entry point B).
 inline void candidate_positions(const int32_t* ids, int num_blocks, int block_size,
                                 int64_t visible, std::vector<int64_t>& positions) {
   std::vector<int64_t> blocks;

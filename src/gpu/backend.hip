@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "gpu/status.hpp"
 #include "mxi/device/candidates.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
@@ -26,8 +27,10 @@ namespace {
 
 using device::topk_shape;
 
-/// Per-row scratch of one chunk (scores, select, publish) stays under this.
-constexpr size_t chunk_budget = size_t{256} << 20;
+/// Per-row scratch of one chunk (scores, select, publish) stays under this: a decode batch of up to
+/// 256 rows at max_model_len 1M takes one chunk (the scores are [rows][max_model_len] fp32, as
+/// the engines' own logits buffers are).
+constexpr size_t chunk_budget = size_t{1} << 30;
 
 size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 int64_t round_up4(int64_t n) { return (n + 3) / 4 * 4; }
@@ -65,7 +68,9 @@ void size_chunks(plan& p, int num_requests, int k, output_order order) {
   p.chunk_rows = 1;
   const size_t per_row = static_cast<size_t>(p.own_scores ? p.ld : 0) * sizeof(float) +
                          static_cast<size_t>(p.blocks) * sizeof(uint32_t) + select_bytes(p, k, order);
-  p.chunk_rows = std::max<int64_t>(1, std::min<int64_t>(p.tokens, static_cast<int64_t>(chunk_budget / per_row)));
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(p.tokens, static_cast<int64_t>(chunk_budget / per_row)));
+  const int64_t chunks = (p.tokens + most - 1) / most;
+  p.chunk_rows = (p.tokens + chunks - 1) / chunks;  // even chunks: no short last one
   p.logits_plan_bytes = align_up(device::paged_logits_workspace(p.chunk_rows, num_requests));
   p.scores_bytes = p.own_scores ? align_up(static_cast<size_t>(p.chunk_rows * p.ld) * sizeof(float)) : 0;
   p.block_keys_bytes = align_up(static_cast<size_t>(p.chunk_rows * p.blocks) * sizeof(uint32_t));
@@ -321,7 +326,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
 
 status write_k_cache(const k_cache_write_args& a, const execution& exec) {
   device::k_cache_write_problem p;
-  p.k = device::float_row{a.k, a.k_type == float_type::bf16};
+  p.k = block::float_source{a.k, a.k_type == float_type::bf16};
   p.num_tokens = a.num_tokens;
   p.head_dim = a.cache.head_dim;
   p.slot_mapping = a.slot_mapping;
@@ -338,7 +343,7 @@ status write_k_cache(const k_cache_write_args& a, const execution& exec) {
 
 status quantize_q(const q_quantize_args& a, const execution& exec) {
   device::q_quantize_problem p;
-  p.q = device::float_row{a.q, a.q_type == float_type::bf16};
+  p.q = block::float_source{a.q, a.q_type == float_type::bf16};
   p.num_rows = a.num_tokens * a.num_heads;
   p.head_dim = a.head_dim;
   p.values = a.values;

@@ -1,6 +1,7 @@
 // Checking indexer results against exact float64 scores, for every backend (reference, threaded
 // CPU, GPU). Independent of the library's own code paths: it decodes the workload's bytes with
-// format:: and layout:: only, and states the acceptance rules of contract §5 and §6 directly.
+// format:: and layout:: only, and states the acceptance rules of docs/semantics.md (entry points
+// A and B) directly.
 //
 // A result row is accepted iff
 //   - its shape is right: the chosen positions are distinct, come from the row's candidate set,

@@ -2,7 +2,7 @@
 // every scalar of its arguments (mostly near the rules' edges, sometimes any value), which
 // pointers are null, and the contents of every buffer. Arguments the checks reject are passed
 // with pointers to zero-byte allocations, so any read is an ASan report; arguments they accept
-// get buffers of exactly the sizes the contract names, so any read or write past them is one
+// get buffers of exactly the sizes docs/api.md gives, so any read or write past them is one
 // too. Properties: the entry point returns what the checks say; the reference and threaded
 // backends agree on the device error word and on how many entries each output row holds;
 // validate() fails whenever the kernels report an error and passes only when they report none;

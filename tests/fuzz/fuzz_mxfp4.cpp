@@ -1,7 +1,8 @@
 // The MXFP4 codec on arbitrary blocks of 32 floats (every bit pattern: NaN, infinities,
-// subnormals), both scale rules: the scale and every code match a brute-force derivation of
-// contract §2, decoding is exact or overflows only past FLT_MAX, and quantizing the decoded block
-// again decodes to the same values bit for bit. Input: a rule byte, then the 32 floats.
+// subnormals), both scale rules: the scale and every code match a brute-force derivation of the
+// format (docs/semantics.md, "The MXFP4 format"), decoding is exact or overflows only past
+// FLT_MAX, and quantizing the decoded block again decodes to the same values bit for bit.
+// Input: a rule byte, then the 32 floats.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>

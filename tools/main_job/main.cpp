@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <thread>
 
+#include "choice.hpp"
 #include "job.hpp"
 
 int main(int argc, char** argv) {
@@ -18,15 +18,19 @@ int main(int argc, char** argv) {
   backend where = mxi::best_backend();
   uint64_t seed = 1;
   mxi::cache_layout layout = mxi::cache_layout::linear;
-  app.add_option("--size", size, "small | default | large (large is sized for a GPU)")
-      ->check(CLI::IsMember({"small", "default", "large"}));
-  app.add_option("--backend", where, "cpu | gpu | reference (default: the best available)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, backend>{
-          {"cpu", backend::cpu}, {"gpu", backend::gpu}, {"reference", backend::reference}}));
+  using mxi::tools::add_choice;
+  add_choice<std::string>(app, "--size", size,
+                          {{"small", "small"}, {"default", "default"}, {"large", "large"}},
+                          "small | default | large (large is sized for a GPU)");
+  add_choice<backend>(
+      app, "--backend", where,
+      {{"cpu", backend::cpu}, {"gpu", backend::gpu}, {"reference", backend::reference}},
+      "cpu | gpu | reference (default: the best available)");
   app.add_option("--seed", seed, "workload seed");
-  app.add_option("--layout", layout, "linear | mfma16 (default linear)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, mxi::cache_layout>{
-          {"linear", mxi::cache_layout::linear}, {"mfma16", mxi::cache_layout::mfma16}}));
+  add_choice<mxi::cache_layout>(
+      app, "--layout", layout,
+      {{"linear", mxi::cache_layout::linear}, {"mfma16", mxi::cache_layout::mfma16}},
+      "linear | mfma16 (default linear)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,9 +12,9 @@
 namespace mxi::tools {
 
 /// Checks row t of `tested` (the workload's top-k output: [T][K], ascending positions). Equal to
-/// the reference's row: accepted. Different: judged by tests/common/check (contract §5: only
-/// choices between positions whose exact scores are within tolerance may differ). Returns "" when
-/// accepted, else what is wrong.
+/// the reference's row: accepted. Different: judged by tests/common/check (docs/semantics.md,
+/// numerics: only choices between positions whose exact scores are within tolerance may differ).
+/// Returns "" when accepted, else what is wrong.
 std::string check_row(const testing::host_workload& w, int64_t t, const int32_t* tested_row);
 
 }  // namespace mxi::tools

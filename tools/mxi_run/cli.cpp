@@ -2,20 +2,20 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <map>
 
+#include "choice.hpp"
 #include "commands.hpp"
 #include "npy.hpp"
 
 namespace mxi::tools {
 namespace {
 
-const std::map<std::string, backend> backends = {
+const choices<backend> backends = {
     {"cpu", backend::cpu}, {"gpu", backend::gpu}, {"reference", backend::reference}};
-const std::map<std::string, cache_layout> layouts = {{"linear", cache_layout::linear},
-                                                     {"mfma16", cache_layout::mfma16}};
-const std::map<std::string, format::scale_rule> rules = {{"ceil", format::scale_rule::ceil},
-                                                         {"floor", format::scale_rule::floor}};
+const choices<cache_layout> layouts = {{"linear", cache_layout::linear},
+                                       {"mfma16", cache_layout::mfma16}};
+const choices<format::scale_rule> rules = {{"ceil", format::scale_rule::ceil},
+                                           {"floor", format::scale_rule::floor}};
 
 int fail(int code, const std::string& message) {
   std::cerr << "mxi-run: " << message << '\n';
@@ -33,21 +33,18 @@ std::optional<int> parse_command_line(int argc, const char* const* argv, invocat
   auto* index = app.add_subcommand("index", "Run the indexer on CASE_DIR, write OUT_DIR");
   index->add_option("CASE_DIR", out.case_dir, "problem.json and the input tensors")->required();
   index->add_option("--out", out.out_dir, "output directory")->required();
-  index->add_option("--backend", out.where, "cpu | gpu | reference (default: the best available)")
-      ->transform(CLI::CheckedTransformer(backends));
+  add_choice(*index, "--backend", out.where, backends,
+             "cpu | gpu | reference (default: the best available)");
   index->add_flag("--logits", out.logits, "also write logits.npy");
 
   auto* quantize = app.add_subcommand("quantize", "Quantize float32 [N, D] rows to MXFP4");
   quantize->add_option("IN", out.input, "float32 [N, D] NPY file")->required();
   quantize->add_option("--out", out.out_dir, "output directory")->required();
-  quantize->add_option("--rule", out.rule, "ceil | floor (default ceil)")
-      ->transform(CLI::CheckedTransformer(rules));
+  add_choice(*quantize, "--rule", out.rule, rules, "ceil | floor (default ceil)");
 
   auto* convert = app.add_subcommand("convert-cache", "Rewrite a case's K cache in another layout");
   convert->add_option("CASE_DIR", out.case_dir, "the case to convert")->required();
-  convert->add_option("--to", out.to, "linear | mfma16")
-      ->required()
-      ->transform(CLI::CheckedTransformer(layouts));
+  add_choice(*convert, "--to", out.to, layouts, "linear | mfma16")->required();
   convert->add_option("--out", out.out_dir, "output directory (a full case)")->required();
 
   try {

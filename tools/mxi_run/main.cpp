@@ -1,5 +1,5 @@
-// mxi-run: replays one indexer call from NPY files on any backend (/work/shared/spec/mxi-run.md;
-// docs/mxi-run.md). Exit status: 0 success, 2 bad input (one line on stderr), 1 anything else.
+// mxi-run: replays one indexer call from NPY files on any backend (docs/mxi-run.md). Exit
+// status: 0 success, 2 bad input (one line on stderr), 1 anything else.
 #include "cli.hpp"
 
 int main(int argc, char** argv) {

@@ -1,6 +1,8 @@
 #include "staged_output.hpp"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -13,7 +15,8 @@ namespace mxi::tools {
 namespace fs = std::filesystem;
 namespace {
 
-// A fresh, empty directory beside `target` named after it.
+// A fresh, empty directory beside `target` named after it, with the permissions mkdir(1) would
+// give it (mkdtemp makes it 0700 whatever the umask).
 fs::path make_temp_dir(const fs::path& target, const char* purpose) {
   std::string pattern =
       (target.parent_path() / ("." + target.filename().string() + "." + purpose + "-XXXXXX"))
@@ -21,6 +24,13 @@ fs::path make_temp_dir(const fs::path& target, const char* purpose) {
   if (!mkdtemp(pattern.data()))
     throw std::runtime_error(pattern +
                              ": cannot create a temporary directory: " + std::strerror(errno));
+  const mode_t mask = umask(0);  // reading the umask means setting it: put it straight back
+  umask(mask);
+  if (chmod(pattern.c_str(), 0777 & ~mask) != 0) {
+    const int error = errno;
+    rmdir(pattern.c_str());
+    throw std::runtime_error(pattern + ": cannot set permissions: " + std::strerror(error));
+  }
   return pattern;
 }
 

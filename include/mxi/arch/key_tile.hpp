@@ -27,12 +27,14 @@ struct key_tile_shape {
 };
 
 /// A staged tile in shared memory: packed values, per-block fp32 scales ([keys][blocks]; filled
-/// only for scorers that read them), the raw E8M0 scale word of each key ([keys]), and whether
-/// the scorer's key_flag holds for some staged key (only for scorers that flag keys).
+/// only for scorers that read them), the raw E8M0 scale word of each key ([keys]), what the
+/// scorer's prepare_key wrote for the tile's keys, and whether prepare_key flagged some staged
+/// key (both only for scorers that prepare keys).
 struct key_tile {
   const uint32_t* values;
   const float* scales;
   const uint32_t* raw_scales = nullptr;
+  const void* prepared = nullptr;
   bool flagged = false;
 };
 

@@ -226,9 +226,25 @@ struct tile_scorer {
   /// Blocks an SM the registers must allow (shared memory allows 4 for one row of H <= 64).
   static constexpr int min_blocks = Heads <= 64 ? 4 : 2;
   static constexpr bool float_scales = false;  ///< reads key_tile::raw_scales
-  /// The kernel flags a tile holding a key that does not fold to int8 (key_tile::flagged).
-  static constexpr bool flags_keys = true;
-  MXI_DEVICE static bool key_flag(uint32_t raw_scales) { return !int8_fold_of(raw_scales).fits; }
+  /// Each staged key is prepared once for the tile (prepare_key): the int8 tables of its four
+  /// blocks and its factor 2^(low - 127), 0 where it does not fold; the kernel flags a tile
+  /// holding such a key (key_tile::flagged).
+  static constexpr bool prepares_keys = true;
+  /// [keys][blocks] int8 tables as 16-byte vectors, then [keys] factors.
+  static constexpr int prepared_bytes = key_tile_shape::keys * (key_tile_shape::blocks * 16 + 4);
+  /// Prepares key n of the tile from its scale word; true where it does not fold.
+  MXI_DEVICE static bool prepare_key(uint32_t raw_scales, int n, void* prepared) {
+    const int8_fold f = int8_fold_of(raw_scales);
+    auto* luts = static_cast<uint4*>(prepared);
+    auto* factors = reinterpret_cast<float*>(luts + key_tile_shape::keys * blocks);
+#pragma unroll
+    for (int b = 0; b < blocks; ++b) {  // any valid shift where the key does not fold
+      const int8_lut l = int8_shifted_lut(f.fits ? ((raw_scales >> (8 * b)) & 0xFFu) - f.low : 0u);
+      luts[n * blocks + b] = make_uint4(l.pos_lo, l.pos_hi, l.neg_lo, l.neg_hi);
+    }
+    factors[n] = f.fits ? exp2_biased(f.low) : 0.0f;
+    return !f.fits;
+  }
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: columns a wgmma
   static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
@@ -484,11 +500,11 @@ struct tile_scorer {
   template <class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
-    const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
-    const int8_fold f0 = int8_fold_of(raw0), f1 = int8_fold_of(raw1);
-    // Block t of each key, folded with its own shift (any valid shift where the key does not fold).
-    const int8_lut lut0 = int8_shifted_lut(f0.fits ? ((raw0 >> (8 * t)) & 0xFFu) - f0.low : 0u);
-    const int8_lut lut1 = int8_shifted_lut(f1.fits ? ((raw1 >> (8 * t)) & 0xFFu) - f1.low : 0u);
+    // Block t of each key, folded with its own shift (prepare_key).
+    const auto* luts = static_cast<const uint4*>(tile.prepared);
+    const auto* factors = reinterpret_cast<const float*>(luts + key_tile_shape::keys * blocks);
+    const uint4 l0 = luts[r0 * blocks + t], l1 = luts[r1 * blocks + t];
+    const int8_lut lut0{l0.x, l0.y, l0.z, l0.w}, lut1{l1.x, l1.y, l1.z, l1.w};
     const uint4 v0 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r0, t, 0));
     const uint4 v1 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r1, t, 0));
     const uint32_t w0[4] = {v0.x, v0.y, v0.z, v0.w}, w1[4] = {v1.x, v1.y, v1.z, v1.w};
@@ -501,15 +517,14 @@ struct tile_scorer {
       a[j][2] = x0.hi;
       a[j][3] = x1.hi;
     }
-    const float kf0 = f0.fits ? exp2_biased(f0.low) : 0.0f, kf1 = f1.fits ? exp2_biased(f1.low) : 0.0f;
+    const float kf0 = factors[r0], kf1 = factors[r1];  // 0: the key does not fold
     if (!tile.flagged) {
 #pragma unroll 1
       for (int i = 0; i < rows; ++i) {
         float p0, p1;
         row_integer(a, i, p0, p1);
         quad_sum(p0, p1);
-        if (t == 0) out(i, r0, p0 * kf0);
-        else if (t == 1) out(i, r1, p1 * kf1);
+        if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * kf0 : p1 * kf1);  // one store site
       }
       return;
     }
@@ -523,8 +538,7 @@ struct tile_scorer {
       if (folded) row_e4m3<true>(o, i, e0, e1);
       else row_e4m3<false>(o, i, e0, e1);
       quad_sum(e0, e1);
-      if (t == 0) out(i, r0, f0.fits ? p0 * kf0 : e0);
-      else if (t == 1) out(i, r1, f1.fits ? p1 * kf1 : e1);
+      if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? (kf0 != 0.0f ? p0 * kf0 : e0) : (kf1 != 0.0f ? p1 * kf1 : e1));
     }
   }
 };

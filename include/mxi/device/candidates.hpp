@@ -1,4 +1,4 @@
-// The candidate pool of the two-level indexer (contract §6).
+// The candidate pool of the two-level indexer (docs/semantics.md, entry point B and publishing).
 //   publish: a block's key is the max key over its visible positions (NaN lowest), the block
 //            holding position visible-1 counts as +inf; the NCB live blocks with the largest keys
 //            (ties to the smaller id) are written ascending, -1 after. The block keys go through

@@ -1,32 +1,22 @@
 // K-cache writer and its sibling the Q quantizer share one job: quantize rows of fp32 or bf16 into
-// MXFP4 blocks with format::quantize_block (the host code's own function, so results are
-// bit-exact with the CPU backends). Writer: one thread per (token, block) of k [N][D], written at
-// slot_mapping[i] (page * BS + offset) in the cache's layout; -1 skips the row, any other slot
-// outside [0, NB * BS) is skipped and raises device_error_slot_mapping.
+// MXFP4 blocks, bit for bit what the host's format::quantize_block gives (block/group_quantize.hpp:
+// 8 lanes a block, coalesced loads). Writer: k [N][D], row i written at slot_mapping[i]
+// (page * BS + offset) in the cache's layout; -1 skips the row, any other slot outside
+// [0, NB * BS) is skipped and raises device_error_slot_mapping.
 #pragma once
 
 #include <cstdint>
 
+#include "mxi/block/group_quantize.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 
-/// A row of fp32 or bf16 values as fp32 (bf16 widens exactly).
-struct float_row {
-  const void* data;
-  bool bf16;
-  MXI_HOST_DEVICE float operator()(int64_t i) const {
-    if (!bf16) return static_cast<const float*>(data)[i];
-    const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(data)[i]) << 16;
-    return bit_cast<float>(bits);
-  }
-};
-
 struct k_cache_write_problem {
-  float_row k;  ///< [N][D]
+  block::float_source k;  ///< [N][D]
   int64_t num_tokens = 0;
   int head_dim = 128;
   const int64_t* slot_mapping = nullptr;
@@ -41,13 +31,23 @@ struct k_cache_write_problem {
 
 namespace detail {
 
+/// Threads in blocks of this many, 8 a quantized block, so every wave is whole.
+inline constexpr int quantize_threads = 256;
+
 template <class Layout>
-__global__ void write_k_cache_kernel(k_cache_write_problem p, uint32_t* error_word) {
+__global__ __launch_bounds__(quantize_threads) void write_k_cache_kernel(k_cache_write_problem p,
+                                                                         uint32_t* error_word) {
   const int chunks = p.head_dim / format::block_elems;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= p.num_tokens * chunks) return;
-  const int64_t token = i / chunks;
-  const int chunk = static_cast<int>(i % chunks);
+  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t b = lane / block::quantize_group_lanes;  // (token, chunk) block of k
+  const int part = static_cast<int>(lane % block::quantize_group_lanes);
+  const bool live = b < p.num_tokens * chunks;
+  float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (live) p.k.load4(b * format::block_elems + 4 * part, x);
+  const block::quantized_block q = block::group_quantize(x, p.rule);
+  if (!live || part != 0) return;
+  const int64_t token = b / chunks;
+  const int chunk = static_cast<int>(b % chunks);
   const int64_t slot = p.slot_mapping[token];
   if (slot == -1) return;
   if (slot < 0 || slot >= p.num_pages * p.block_size) {
@@ -57,13 +57,8 @@ __global__ void write_k_cache_kernel(k_cache_write_problem p, uint32_t* error_wo
   const layout::page_shape shape{p.block_size, p.head_dim};
   uint8_t* page = p.cache + layout::page_offset(slot / p.block_size, p.page_stride);
   const int offset = static_cast<int>(slot % p.block_size);
-  const int64_t base = token * p.head_dim + chunk * format::block_elems;
-  alignas(16) uint8_t packed[format::block_bytes];
-  const uint8_t scale =
-      format::quantize_block([&](int e) { return p.k(base + e); }, packed, p.rule);
-  *reinterpret_cast<uint4*>(page + Layout::value_offset(shape, offset, chunk)) =
-      *reinterpret_cast<const uint4*>(packed);
-  page[Layout::scale_offset(shape, offset, chunk)] = scale;
+  *reinterpret_cast<uint4*>(page + Layout::value_offset(shape, offset, chunk)) = q.packed;
+  page[Layout::scale_offset(shape, offset, chunk)] = q.scale;
 }
 
 }  // namespace detail
@@ -71,12 +66,11 @@ __global__ void write_k_cache_kernel(k_cache_write_problem p, uint32_t* error_wo
 /// Writes the rows; `error_word` may be null.
 inline platform::error_t launch_k_cache_write(const k_cache_write_problem& p, cache_layout kind,
                                               uint32_t* error_word, platform::stream_t stream) {
-  const int64_t threads_total = p.num_tokens * (p.head_dim / format::block_elems);
-  if (threads_total == 0) return platform::success;
-  constexpr int threads = 256;
-  const auto blocks = static_cast<unsigned>((threads_total + threads - 1) / threads);
+  const int64_t lanes = p.num_tokens * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
+  if (lanes == 0) return platform::success;
+  const auto blocks = static_cast<unsigned>((lanes + detail::quantize_threads - 1) / detail::quantize_threads);
   layout::dispatch(kind, [&](auto l) {
-    detail::write_k_cache_kernel<decltype(l)><<<blocks, threads, 0, stream>>>(p, error_word);
+    detail::write_k_cache_kernel<decltype(l)><<<blocks, detail::quantize_threads, 0, stream>>>(p, error_word);
   });
   return platform::last_error();
 }

@@ -235,7 +235,8 @@ struct row_unit {
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
   static constexpr bool float_scales = true;
-  static constexpr bool flags_keys = false;  // no key_flag
+  static constexpr bool prepares_keys = false;  // no prepare_key
+  static constexpr int prepared_bytes = 0;
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
 
   Row row;
@@ -272,10 +273,12 @@ struct logits_smem {
   /// sm90 measured no faster on the H200 (decode is bound by the scoring, not by HBM latency).
   static constexpr int stages = 4;
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
+  /// What the scorer's prepare_key writes for the tile being scored (16-byte aligned).
+  static constexpr int prepared_bytes = (scorer::prepared_bytes + 15) / 16 * 16;
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return (scorer::scratch_bytes(group) + 15) / 16 * 16; }
   static constexpr int bytes(int units, int group) {
-    return stages * stage_bytes + column_bytes + units * scratch_stride(group);
+    return stages * stage_bytes + column_bytes + prepared_bytes + units * scratch_stride(group);
   }
 };
 
@@ -302,8 +305,8 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
     const int set = unit % sets, slices = units / sets, slice = unit / sets;
     auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
     int32_t* column_page = column_token + max_chunk;
-    void* scratch = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes +
-                    unit * smem_t::scratch_stride(group);
+    unsigned char* prepared = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes;
+    void* scratch = prepared + smem_t::prepared_bytes + unit * smem_t::scratch_stride(group);
     const layout::page_shape page{a.block_size, shape::head_dim};
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
 
@@ -393,13 +396,13 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
         arch::copy_wait<smem_t::stages - 2>();
         // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
-        // Where the scorer flags keys, thread n (which copied key n's scale word and sees it
-        // after its own wait) votes on that barrier.
+        // Where the scorer prepares keys, thread n (which copied key n's scale word and sees it
+        // after its own wait) prepares key n once for every unit, and votes on that barrier.
         bool flagged = false;
-        if constexpr (scorer_t::flags_keys) {
+        if constexpr (scorer_t::prepares_keys) {
           bool flag = false;
           if (tid < shape::keys && k0 + tid < k_end && column_token[k0 + tid - k_begin] >= 0)
-            flag = scorer_t::key_flag(raw[tid]);
+            flag = scorer_t::prepare_key(raw[tid], tid, prepared);
           flagged = platform::block_barrier_or(flag);
         } else {
           platform::block_barrier();
@@ -414,7 +417,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
           platform::block_barrier();
         }
         if (set_limit > k0) {
-          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw, flagged};
+          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw, prepared, flagged};
           for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
                n0 += slices * scorer_t::step_keys) {
             if (k0 + n0 >= set_limit) break;

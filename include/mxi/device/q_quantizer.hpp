@@ -1,5 +1,5 @@
 // Q quantizer: q [T][H][D] (fp32 or bf16) into q_values [T][H][D/2] and q_scales [T][H][D/32],
-// one thread per 32-element block, with format::quantize_block (bit-exact with the CPU).
+// 8 lanes a 32-element block (block/group_quantize.hpp: bit-exact with the CPU).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 namespace mxi::device {
 
 struct q_quantize_problem {
-  float_row q;
+  block::float_source q;
   int64_t num_rows = 0;  ///< T * H
   int head_dim = 128;
   uint8_t* values = nullptr;
@@ -23,25 +23,26 @@ struct q_quantize_problem {
 
 namespace detail {
 
-__global__ void quantize_q_kernel(q_quantize_problem p) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t blocks = p.num_rows * (p.head_dim / format::block_elems);
-  if (i >= blocks) return;
-  const int64_t base = i * format::block_elems;
-  alignas(16) uint8_t packed[format::block_bytes];
-  p.scales[i] = format::quantize_block([&](int e) { return p.q(base + e); }, packed, p.rule);
-  *reinterpret_cast<uint4*>(p.values + i * format::block_bytes) =
-      *reinterpret_cast<const uint4*>(packed);
+__global__ __launch_bounds__(quantize_threads) void quantize_q_kernel(q_quantize_problem p) {
+  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t b = lane / block::quantize_group_lanes;
+  const int part = static_cast<int>(lane % block::quantize_group_lanes);
+  const bool live = b < p.num_rows * (p.head_dim / format::block_elems);
+  float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (live) p.q.load4(b * format::block_elems + 4 * part, x);
+  const block::quantized_block q = block::group_quantize(x, p.rule);
+  if (!live || part != 0) return;
+  p.scales[b] = q.scale;
+  *reinterpret_cast<uint4*>(p.values + b * format::block_bytes) = q.packed;
 }
 
 }  // namespace detail
 
 inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform::stream_t stream) {
-  const int64_t blocks = p.num_rows * (p.head_dim / format::block_elems);
-  if (blocks == 0) return platform::success;
-  constexpr int threads = 256;
-  detail::quantize_q_kernel<<<static_cast<unsigned>((blocks + threads - 1) / threads), threads, 0,
-                              stream>>>(p);
+  const int64_t lanes = p.num_rows * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
+  if (lanes == 0) return platform::success;
+  const auto blocks = static_cast<unsigned>((lanes + detail::quantize_threads - 1) / detail::quantize_threads);
+  detail::quantize_q_kernel<<<blocks, detail::quantize_threads, 0, stream>>>(p);
   return platform::last_error();
 }
 

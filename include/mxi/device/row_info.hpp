@@ -1,5 +1,5 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
-// (contract §8). Two kernels, in stream order:
+// (docs/semantics.md, "Bad input"). Two kernels, in stream order:
 //   check_requests: one thread per (request, block-table column): query_start_loc monotone from 0
 //     to T (a failure poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id a
 //     request needs in [0, NB) (the first bad column of each request is kept, so only the rows
@@ -16,8 +16,8 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 

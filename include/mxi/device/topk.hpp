@@ -1,13 +1,16 @@
-// Exact, deterministic top-k over rows of scores. Two paths, chosen per call by the row width (the
-// one place is launch_topk): rows that fit in shared memory take one block each and one launch
-// (device/detail/topk_row_kernel.hpp); wider rows are cut into segments over several blocks and
-// launches (device/detail/topk_kernels.hpp). Both give the same bits. A row is the columns [0, n)
+// Exact, deterministic top-k over rows of scores. Two paths, chosen row by row on the device from
+// the row's length (the host cannot read it): rows that fit in shared memory take one block each
+// and one launch (device/detail/topk_row_kernel.hpp); longer rows are cut into segments over
+// several blocks and launches (device/detail/topk_kernels.hpp), a grid sized by the GPU, not by
+// the width. When no row can be longer than the one-block limit, only that launch runs. Both paths
+// give the same bits. A row is the columns [0, n)
 // of some key source; n < 0 marks a broken row (all -1). The k
 // largest keys win, equal keys go to the smaller column, and the row is written as
 // map(row, column) in ascending column order, or by (score desc, column asc), then -1 up to k.
 // Stream-ordered, no allocation, no host sync: safe under graph capture.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -16,18 +19,27 @@
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
 #include "mxi/device/detail/topk_row_kernel.hpp"
-#include "mxi/mxi.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi::device {
 
-/// Threads of a block and columns each thread takes: a segment of block_threads * items columns
-/// per block. 512 x 8 puts 8 blocks on a 32K row, enough to fill an H200 from 64 rows.
-template <int BlockThreads = 512, int ItemsPerThread = 8>
+/// The multi-block passes: threads of a block and columns each thread takes (a segment of
+/// block_threads * items columns), and the blocks a pass launches at most (segments past it are
+/// taken in turn by the same blocks: 1024 is about four resident blocks of 512 threads on every SM
+/// of an H200 or CU of an MI355X). OneBlockRows: rows that fit take the one-block kernel (false
+/// sends every row through the passes; the tests compare both paths). Where some row may not fit,
+/// a call of fewer than one_block_min_rows rows sends every row through the passes: a few rows
+/// fill the GPU better with several blocks each (H200, max_model_len 1M: 8 x 32K took 82 us on
+/// the passes, 94 us with a block a row).
+template <int BlockThreads = 512, int ItemsPerThread = 8, bool OneBlockRows = true>
 struct topk_config {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int segment = BlockThreads * ItemsPerThread;
+  static constexpr int max_blocks = 1024;
+  static constexpr bool one_block_rows = OneBlockRows;
+  static constexpr int one_block_min_rows = 32;
   static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
   static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
 };
@@ -107,7 +119,9 @@ struct topk_workspace {
     return cleared_bytes(s) +
            (s.order == output_order::score ? align_up(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t)) : 0);
   }
-  topk_workspace(const topk_shape& s, void* base) {
+  /// `split`: rows of at most this many columns are the one-block kernel's.
+  topk_workspace(const topk_shape& s, int64_t split, void* base) {
+    scratch.split = split;
     const size_t rows = static_cast<size_t>(s.rows);
     const int64_t segments = topk_segments<Config>(s.width);
     char* p = static_cast<char*>(base);
@@ -126,12 +140,12 @@ struct topk_workspace {
   }
 };
 
-/// One block per row holding Threads * 4 >= k winners.
+/// One block per row holding Threads * 4 >= k winners; rows of at most `split` columns are skipped.
 template <int Threads, class Keys, class Lengths, class Map>
-void launch_sort(const topk_shape& s, Keys keys, Lengths lengths, const int32_t* selected, Map map,
-                 int32_t* out, int64_t out_stride, platform::stream_t stream) {
+void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths, const int32_t* selected,
+                 Map map, int32_t* out, int64_t out_stride, platform::stream_t stream) {
   sort_selected_kernel<Threads, 4><<<static_cast<unsigned>(s.rows), Threads, 0, stream>>>(
-      keys, lengths, s.k, selected, column_bits(s.width), map, out, out_stride);
+      keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
 }
 
 /// The one-block path: a block of this many threads per row.
@@ -171,10 +185,11 @@ inline int64_t one_block_width(const topk_shape& s, size_t limit) {
   });
 }
 
+/// The one-block kernel over every row of `s`; rows longer than `longest` are left to the passes.
 template <int SortItems, class Keys, class Lengths, class Map>
-platform::error_t launch_row_select(const topk_shape& s, int device, size_t limit, Keys keys,
-                                    Lengths lengths, Map map, int32_t* out, int64_t out_stride,
-                                    platform::stream_t stream) {
+platform::error_t launch_row_select(const topk_shape& s, int64_t longest, int device, size_t limit,
+                                    Keys keys, Lengths lengths, Map map, int32_t* out,
+                                    int64_t out_stride, platform::stream_t stream) {
   constexpr int threads = row_select_threads;
   auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
   // Raise the kernel's limit once per device: the attribute call is host time on every launch.
@@ -185,8 +200,9 @@ platform::error_t launch_row_select(const topk_shape& s, int device, size_t limi
     if (e != platform::success) return e;
     raised.fetch_or(bit, std::memory_order_relaxed);
   }
-  const size_t smem = row_select_smem<threads, SortItems>::bytes(s.width, s.k);
-  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, s.width, map,
+  const int64_t width = s.width < longest ? s.width : longest;
+  const size_t smem = row_select_smem<threads, SortItems>::bytes(width, s.k);
+  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, width, map,
                                                                    out, out_stride);
   return platform::last_error();
 }
@@ -228,16 +244,23 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   size_t limit = 0;
   platform::error_t e = detail::shared_memory_limit(&device, &limit);
   if (e != platform::success) return e;
-  if (shape.width <= detail::one_block_width(shape, limit))
-    return detail::with_sort_items(shape, [&](auto items) {
-      return detail::launch_row_select<decltype(items)::value>(shape, device, limit, keys, lengths,
-                                                               map, out, out_stride, stream);
+  // Rows of at most `split` columns are the one-block kernel's, longer ones the passes'.
+  int64_t split = Config::one_block_rows ? detail::one_block_width(shape, limit) : 0;
+  if (split <= 0 || (shape.width > split && shape.rows < Config::one_block_min_rows))
+    split = detail::no_one_block_rows;
+  if (split > 0) {
+    e = detail::with_sort_items(shape, [&](auto items) {
+      return detail::launch_row_select<decltype(items)::value>(shape, split, device, limit, keys,
+                                                               lengths, map, out, out_stride, stream);
     });
+    if (e != platform::success || shape.width <= split) return e;
+  }
 
   using ws_t = detail::topk_workspace<Config>;
-  const ws_t ws(shape, workspace);
-  const int segments = static_cast<int>(detail::topk_segments<Config>(shape.width));
-  const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(segments));
+  const ws_t ws(shape, split, workspace);
+  const int64_t segments = detail::topk_segments<Config>(shape.width);
+  const int64_t per_row = std::max<int64_t>(1, Config::max_blocks / std::max<int64_t>(shape.rows, 1));
+  const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(std::min(segments, per_row)));
   constexpr int threads = Config::block_threads;
 
   e = platform::memset_async(workspace, 0, ws_t::cleared_bytes(shape), stream);
@@ -253,13 +276,13 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   detail::radix_compact_kernel<Config, false><<<grid, threads, 0, stream>>>(
       keys, lengths, shape.k, ws.scratch, identity_map{}, ws.selected, int64_t{shape.k});
   if (shape.k <= 512)
-    detail::launch_sort<128>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+    detail::launch_sort<128>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
   else if (shape.k <= 1024)
-    detail::launch_sort<256>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+    detail::launch_sort<256>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
   else if (shape.k <= 2048)
-    detail::launch_sort<512>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+    detail::launch_sort<512>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
   else
-    detail::launch_sort<1024>(shape, keys, lengths, ws.selected, map, out, out_stride, stream);
+    detail::launch_sort<1024>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
   return platform::last_error();
 }
 

@@ -1,5 +1,5 @@
 // MXFP4 (OCP Microscaling): E2M1 elements, one E8M0 scale per block of 32, two elements a byte
-// with the even element in the low nibble. Host and device code; bit-exact per the contract.
+// with the even element in the low nibble. Host and device code; bit-exact per docs/semantics.md.
 #pragma once
 
 #include <cmath>

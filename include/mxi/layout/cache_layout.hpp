@@ -7,15 +7,9 @@
 
 #include "mxi/config.hpp"
 #include "mxi/format/mxfp4.hpp"
+#include "mxi/types.hpp"
 
 namespace mxi {
-
-/// How a page orders its bytes.
-enum class cache_layout : uint8_t {
-  linear,  ///< [BS tokens][D/2 values] then [BS tokens][D/32 scales] (vLLM, DeepGEMM)
-  mfma16,  ///< per group of 16 tokens: [D/32 chunks][16 tokens][16 B] then [16 tokens][D/32]
-};
-
 namespace layout {
 
 /// Shape of one page: tokens, head dim, and the bytes its data needs (the stride may be larger).

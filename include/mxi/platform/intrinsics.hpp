@@ -87,6 +87,28 @@ MXI_DEVICE int popcount(Mask m) {
 }
 
 /// Orders the lanes of one wave (memory and execution) where the vendor needs it.
+/// Exchange inside aligned groups of `Group` consecutive lanes (a power of two up to 32; src_lane
+/// counts from the group's first lane): the same on every wave size, so a kernel built on groups
+/// needs no wave-size parameter. Every lane of the wave calls it.
+template <int Group, class T>
+MXI_DEVICE T group_shuffle_xor(T v, int lane_mask) {
+  static_assert(Group >= 2 && Group <= 32 && (Group & (Group - 1)) == 0, "a power of two up to 32");
+#if MXI_PLATFORM_HIP
+  return __shfl_xor(v, lane_mask, Group);
+#else
+  return __shfl_xor_sync(0xFFFFFFFFu, v, lane_mask, Group);
+#endif
+}
+template <int Group, class T>
+MXI_DEVICE T group_shuffle_idx(T v, int src_lane) {
+  static_assert(Group >= 2 && Group <= 32 && (Group & (Group - 1)) == 0, "a power of two up to 32");
+#if MXI_PLATFORM_HIP
+  return __shfl(v, src_lane, Group);
+#else
+  return __shfl_sync(0xFFFFFFFFu, v, src_lane, Group);
+#endif
+}
+
 template <int WaveSize>
 MXI_DEVICE void wave_barrier() {
 #if MXI_PLATFORM_HIP

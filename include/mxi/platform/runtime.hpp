@@ -3,15 +3,14 @@
 // rest of the library writes platform::malloc, platform::stream_t and so on.
 //
 // Interface (others build against it): mxi::gpu_error_t == platform::error_t,
-// mxi::gpu_stream_t == platform::stream_t, platform::success, platform::last_error(),
-// platform::to_status(error, "call"), MXI_GPU_RETURN_IF_ERROR(call) (returns mxi::status).
+// mxi::gpu_stream_t == platform::stream_t, platform::success, platform::last_error(). It sits
+// below the host API: turning an error into an mxi::status is the GPU backend's job
+// (src/gpu/status.hpp).
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 #include "mxi/config.hpp"
-#include "mxi/mxi.hpp"
 
 #if defined(__HIP_PLATFORM_AMD__)
 #include <hip/hip_runtime.h>
@@ -156,23 +155,9 @@ error_t max_active_blocks(int* blocks, Kernel* kernel, int threads, size_t smem)
 #undef MXI_PLATFORM_ATTR_CC_MAJOR
 #undef MXI_PLATFORM_ATTR_CC_MINOR
 
-/// A runtime failure as an mxi::status naming the call that failed.
-inline status to_status(error_t e, const char* call) {
-  if (e == success) return {};
-  return status(status_code::runtime_error, std::string(call) + ": " + error_string(e));
-}
-
 }  // namespace platform
 
 using gpu_error_t = platform::error_t;
 using gpu_stream_t = platform::stream_t;
 
 }  // namespace mxi
-
-/// Evaluates a platform call; on failure returns its mxi::status (the call's text as the name).
-#define MXI_GPU_RETURN_IF_ERROR(call)                                       \
-  do {                                                                      \
-    const ::mxi::platform::error_t mxi_gpu_error_ = (call);                 \
-    if (mxi_gpu_error_ != ::mxi::platform::success)                         \
-      return ::mxi::platform::to_status(mxi_gpu_error_, #call);             \
-  } while (0)
