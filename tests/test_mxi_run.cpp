@@ -358,6 +358,9 @@ TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing"
        }},
       {"not JSON", "problem.json",
        [](const fs::path& c) { std::ofstream(c / "problem.json") << "{\"topk\": "; }},
+      // Found by tests/fuzz/fuzz_problem: nlohmann throws out_of_range, not parse_error, here.
+      {"number past double's range", "problem.json",
+       [&](const fs::path& c) { write_case(c, w, {{"topk", "1e999"}}); }},
   };
   for (const bad_case& b : cases) {
     INFO(b.what);
@@ -630,4 +633,17 @@ TEST_CASE("NPY reader: formats 1.0 2.0 and 3.0 and what it refuses", "[npy]") {
     write_raw_npy(f, 1, dict, data);
     CHECK_THROWS_AS(read_npy(f), mxi::tools::input_error);
   }
+}
+
+// Found by tests/fuzz/fuzz_npy: a zero extent made the reader skip the overflow check of the
+// others, so elements() overflowed int64 (undefined behaviour) on an accepted empty array.
+TEST_CASE("NPY reader: extents whose product overflows int64 are refused, even beside a 0",
+          "[npy]") {
+  scratch tmp;
+  const fs::path f = tmp.root / "a.npy";
+  const std::string head = "{'descr': '|u1', 'fortran_order': False, 'shape': ";
+  write_raw_npy(f, 1, head + "(4611686018427387904, 2, 0), }", {});
+  CHECK_THROWS_WITH(read_npy(f), Catch::Matchers::Contains("overflows"));
+  write_raw_npy(f, 1, head + "(4611686018427387904, 0), }", {});
+  CHECK(read_npy(f).elements() == 0);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs, with apt, whatever the build needs and this machine lacks (a fresh Debian 12 has
-# none of it). Safe to run again: it installs nothing when everything is present.
+# none of it). Safe to run again: it installs nothing when everything is present. Arguments name
+# more packages a caller needs (tools/fuzz.sh: clang and its sanitizer runtimes).
 set -euo pipefail
 
-packages=(g++ make cmake catch2 libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+packages=(g++ make cmake catch2 libbenchmark-dev nlohmann-json3-dev libcli11-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -189,14 +189,22 @@ npy_array read_npy(const std::filesystem::path& file) {
   npy_array a;
   header_parser(file, header).parse(a);
 
+  // As NumPy: the nonzero extents times the element size must fit int64, even when another
+  // extent is 0 (elements() and the callers multiply extents in int64, in any order).
   const size_t size = element_size(a.dtype);
   uint64_t n = 1;
+  bool empty = false;
   for (int64_t e : a.shape) {
-    if (e != 0 && n > std::numeric_limits<uint64_t>::max() / size / static_cast<uint64_t>(e))
+    if (e == 0) {
+      empty = true;
+    } else if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / size /
+                       static_cast<uint64_t>(e)) {
       fail(file, "shape " + shape_string(a.shape) + " overflows");
-    n *= static_cast<uint64_t>(e);
+    } else {
+      n *= static_cast<uint64_t>(e);
+    }
   }
-  const uint64_t data_bytes = n * size;
+  const uint64_t data_bytes = empty ? 0 : n * size;
   const auto data_start = static_cast<uint64_t>(in.tellg());
   const uint64_t file_bytes = std::filesystem::file_size(file);
   if (file_bytes - data_start != data_bytes) {

@@ -58,8 +58,9 @@ nlohmann::json read_problem_json(const std::filesystem::path& file) {
   text << in.rdbuf();
   try {
     return nlohmann::json::parse(text.str(), nullptr, true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep what follows.
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, or out_of_range for a number past double's range ("1e999"). The message
+    // starts with "[json.exception.parse_error.101] "; keep what follows.
     const std::string what = e.what();
     throw input_error(file.string() + ": not valid JSON: " + what.substr(what.find(']') + 2));
   }
