@@ -443,6 +443,7 @@ TEST_CASE("gpu reliability: host threads with their own streams give the serial 
     CHECK(failures[i] == "");
     REQUIRE(got[i].size() == static_cast<size_t>(rounds));
     for (const gpu_output& o : got[i]) {
+      INFO("status: " << o.st.message());  // failed once on the H200 (2026-11-30), message unknown
       CHECK(o.st.ok());
       CHECK(o.error_word == 0);
       CHECK(o.topk == serial[i].topk);
