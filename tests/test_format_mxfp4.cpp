@@ -9,45 +9,16 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "mxfp4_oracle.hpp"
 #include "mxi/format/mxfp4.hpp"
 
 namespace fmt = mxi::format;
 
 namespace {
 
-constexpr double magnitudes[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-
-// Nearest E2M1 code of a finite scaled value: the closest magnitude, ties to the even code,
-// saturating at 6, the sign in bit 3 (so a negative value that rounds to zero is code 8).
-uint8_t expected_code(double x) {
-  const double a = std::fabs(x);
-  int best = 7;
-  if (a <= 6) {
-    best = 0;
-    for (int c = 1; c < 8; ++c) {
-      const double d = std::fabs(a - magnitudes[c]), d_best = std::fabs(a - magnitudes[best]);
-      if (d < d_best || (d == d_best && c % 2 == 0)) best = c;
-    }
-  }
-  return static_cast<uint8_t>(std::signbit(x) ? best | 8 : best);
-}
-
-// The block exponent by the contract's definitions, searched rather than computed with logs.
-int expected_exponent(double amax, fmt::scale_rule rule) {
-  int e;
-  if (rule == fmt::scale_rule::ceil) {
-    const double floored = std::max(amax, 6 * std::ldexp(1.0, -126));
-    e = -127;
-    while (6 * std::ldexp(1.0, e) < floored) ++e;  // smallest e with amax <= 6 * 2^e
-  } else if (amax == 0) {
-    e = -127;
-  } else {
-    int x;
-    std::frexp(amax, &x);  // amax = m * 2^x, m in [0.5, 1): floor(log2 amax) = x - 1
-    e = x - 1 - 2;
-  }
-  return std::min(127, std::max(-127, e));
-}
+using mxi::testing::e2m1_magnitudes;
+using mxi::testing::expected_code;
+using mxi::testing::expected_exponent;
 
 // Quantizes 32 values through the library; returns the scale byte, codes unpacked.
 uint8_t quantize(const std::vector<float>& x, fmt::scale_rule rule, std::vector<uint8_t>& codes) {
@@ -77,7 +48,7 @@ const fmt::scale_rule both_rules[] = {fmt::scale_rule::ceil, fmt::scale_rule::fl
 
 TEST_CASE("E2M1: all 16 codes decode to the contract's values", "[format]") {
   for (unsigned code = 0; code < 16; ++code) {
-    const double magnitude = magnitudes[code & 7];
+    const double magnitude = e2m1_magnitudes[code & 7];
     const float v = fmt::decode_e2m1(code);
     CHECK(std::fabs(v) == magnitude);
     CHECK(std::signbit(v) == (code >= 8));  // code 8 is -0
@@ -107,7 +78,7 @@ TEST_CASE("Dequantizing every code and scale pair", "[format]") {
         CHECK(std::isnan(v));
         continue;
       }
-      const double exact = (code & 8 ? -1 : 1) * magnitudes[code & 7] * std::ldexp(1.0, e - 127);
+      const double exact = (code & 8 ? -1 : 1) * e2m1_magnitudes[code & 7] * std::ldexp(1.0, e - 127);
       if (std::fabs(exact) > FLT_MAX) {
         ++overflowing;
         CHECK(e >= 253);
@@ -258,7 +229,7 @@ TEST_CASE("Blocks holding NaN or infinity", "[format]") {
 TEST_CASE("Packing puts element 2i in the low nibble and 2i+1 in the high", "[format]") {
   std::vector<float> row(64);
   for (int i = 0; i < 64; ++i)
-    row[i] = static_cast<float>(magnitudes[i % 8] * (i % 16 < 8 ? 1 : -1));
+    row[i] = static_cast<float>(e2m1_magnitudes[i % 8] * (i % 16 < 8 ? 1 : -1));
   row[63] = 6.0f;  // every block's amax is 6: e = 0 under the ceil rule
   row[31] = 6.0f;
   uint8_t values[32], scales[2];

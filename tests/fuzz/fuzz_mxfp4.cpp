@@ -10,43 +10,16 @@
 #include <cstring>
 
 #include "fuzz_support.hpp"
+#include "mxfp4_oracle.hpp"
 #include "mxi/format/mxfp4.hpp"
 
 namespace fmt = mxi::format;
 
 namespace {
 
-constexpr double magnitudes[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-
-// Nearest magnitude of |x| (x already divided by the scale), ties to the even code, saturating.
-uint8_t expected_code(double x) {
-  const double a = std::fabs(x);
-  int best = 7;
-  if (a <= 6) {
-    best = 0;
-    for (int c = 1; c < 8; ++c) {
-      const double d = std::fabs(a - magnitudes[c]), d_best = std::fabs(a - magnitudes[best]);
-      if (d < d_best || (d == d_best && c % 2 == 0)) best = c;
-    }
-  }
-  return static_cast<uint8_t>(std::signbit(x) ? best | 8 : best);
-}
-
-// The block exponent by its definition, searched rather than computed with logarithms.
-int expected_exponent(double amax, fmt::scale_rule rule) {
-  int e;
-  if (rule == fmt::scale_rule::ceil) {
-    const double floored = std::max(amax, 6 * std::ldexp(1.0, -126));
-    for (e = -127; e < 127 && 6 * std::ldexp(1.0, e) < floored;) ++e;
-  } else if (amax == 0) {
-    e = -127;
-  } else {
-    int x;
-    std::frexp(amax, &x);  // amax = m * 2^x, m in [0.5, 1)
-    e = x - 3;
-  }
-  return std::min(127, std::max(-127, e));
-}
+using mxi::testing::e2m1_magnitudes;
+using mxi::testing::expected_code;
+using mxi::testing::expected_exponent;
 
 uint8_t quantize(const float* x, fmt::scale_rule rule, uint8_t* packed) {
   return fmt::quantize_block([&](int i) { return x[i]; }, packed, rule);
