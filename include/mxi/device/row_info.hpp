@@ -1,9 +1,9 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Two kernels, in stream order:
 //   check_requests: one thread per (request, block-table column): query_start_loc monotone from 0
-//     to T (a failure poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id a
-//     request needs in [0, NB) (the first bad column of each request is kept, so only the rows
-//     that need it are dropped). Once per request, never per token.
+//     to T (a failure poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id the
+//     request's rows within max_model_len need in [0, NB) (the first bad column of each request
+//     is kept, so only the rows that need it are dropped). Once per request, never per token.
 //   compute_rows: one thread per token: request by binary search of query_start_loc, position
 //     p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then visible <= max_model_len and
 //     enough block-table columns. A row that fails gets visible = -1.
@@ -86,7 +86,14 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
     }
     return;
   }
-  const int64_t needed = pages_for(len / p.compress_ratio, p.block_size);
+  // Only the columns the request's rows within max_model_len need: a row past it fails on that
+  // check alone, one bit a row as on the host. The rows see every length from the first row's to
+  // the last's, so the longest such row sees min(last, max_model_len) positions.
+  const int64_t first = (static_cast<int64_t>(len) - (hi - lo) + 1) / p.compress_ratio;
+  const int64_t last = len / p.compress_ratio;
+  const int64_t needed = hi == lo || first > p.max_model_len
+                             ? 0
+                             : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
   if (col >= needed || col >= p.block_table_stride) return;
   const int32_t page = p.block_table[static_cast<int64_t>(r) * p.block_table_stride + col];
   if (page < 0 || page >= p.num_pages) {
@@ -100,6 +107,8 @@ __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_i
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= p.num_tokens) return;
   row_info out{-1, -1};
+  // Tokens with no request: query_start_loc cannot run from 0 to T > 0.
+  if (p.num_requests == 0 && t == 0) raise(error_word, device_error_query_start_loc);
   if (p.num_requests > 0 && first_bad[p.num_requests] == 0) {
     // Last request whose start is <= t (query_start_loc is known monotone here).
     int lo = 0, hi = p.num_requests - 1;
