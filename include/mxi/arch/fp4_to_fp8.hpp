@@ -115,10 +115,4 @@ MXI_HOST_DEVICE float decode_e4m3(uint8_t b) {
   return (b & 0x80) ? -v : v;
 }
 
-/// E8M0 byte to its fp32 value, exact (2^-127 is a subnormal; 255 is NaN).
-MXI_HOST_DEVICE float e8m0_to_float(uint32_t e) {
-  const float normal = bit_cast<float>(e << 23);
-  return e == 0 ? bit_cast<float>(0x00400000u) : (e == 255 ? bit_cast<float>(0x7FC00000u) : normal);
-}
-
 }  // namespace mxi::arch

@@ -42,7 +42,7 @@ struct row_scorer {
       codes[2 * i + 1] = x.hi;
     }
     for (int i = lane; i < Heads * blocks; i += WaveSize)
-      scales[i] = i < heads * blocks ? e8m0_to_float(q_scales[i]) * 0.25f : 0.0f;
+      scales[i] = i < heads * blocks ? format::decode_e8m0(q_scales[i]) * 0.25f : 0.0f;
     for (int i = lane; i < Heads; i += WaveSize) w[i] = i < heads ? weights[i] : 0.0f;
     q = codes;
     q_scale = scales;

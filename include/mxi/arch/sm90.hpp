@@ -323,8 +323,8 @@ struct tile_scorer {
       auto* dst = reinterpret_cast<uint4*>(b8 + b * cols * 32 + (c / 8) * sbo + (c % 8) * 16);
       dst[0] = make_uint4(x[0].lo, x[1].lo, x[2].lo, x[3].lo);              // k slots 0..15
       dst[lbo / 16] = make_uint4(x[0].hi, x[1].hi, x[2].hi, x[3].hi);      // k slots 16..31
-      qs[b * cols + c] = h < heads ? e8m0_to_float(e) : 0.0f;
-      if (b == 0) w8[c] = folded ? wc * e8m0_to_float(span.high) : wc;
+      qs[b * cols + c] = h < heads ? format::decode_e8m0(static_cast<uint8_t>(e)) : 0.0f;
+      if (b == 0) w8[c] = folded ? wc * format::decode_e8m0(static_cast<uint8_t>(span.high)) : wc;
       if (integer) {
         // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).
         const int8_fold fold = int8_fold_of(span);
@@ -378,8 +378,8 @@ struct tile_scorer {
     const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
 #pragma unroll
     for (int b = 0; b < blocks; ++b) {
-      o.ks0[b] = e8m0_to_float((raw0 >> (8 * b)) & 0xFFu);
-      o.ks1[b] = e8m0_to_float((raw1 >> (8 * b)) & 0xFFu);
+      o.ks0[b] = format::decode_e8m0(static_cast<uint8_t>(raw0 >> (8 * b)));
+      o.ks1[b] = format::decode_e8m0(static_cast<uint8_t>(raw1 >> (8 * b)));
     }
     return o;
   }

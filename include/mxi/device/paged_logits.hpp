@@ -5,9 +5,9 @@
 //   dense      col = position s in [0, visible(t)); `clean` fills [visible, width) with -inf.
 //   candidate  per row a list of candidate block ids (ascending, deduplicated, every block live:
 //              id * cbs < visible) and its count n; col = j * cbs + i <-> position ids[j] * cbs + i.
-//              The valid columns are then the prefix [0, candidate_columns(...)) (only the last
-//              block can be partly visible); columns past it are not written. Only the candidate
-//              tokens' bytes are read.
+//              The valid columns are then the prefix [0, candidate_columns(...)) (select_rows.hpp:
+//              only the last block can be partly visible); columns past it are not written. Only
+//              the candidate tokens' bytes are read.
 //
 // Launch shape: a plan kernel (one block) splits the rows into groups of G consecutive tokens of
 // one request (G = 1 in candidate mode) and each group's key range into chunks sized so the
@@ -28,6 +28,7 @@
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/arch/select.hpp"
 #include "mxi/device/row_info.hpp"
+#include "mxi/device/select_rows.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -61,13 +62,6 @@ struct paged_logits_args {
   const int32_t* candidate_counts = nullptr;
   int candidate_block_size = 8;
 };
-
-/// Valid columns of a candidate row (the prefix property above); device and host.
-MXI_HOST_DEVICE int64_t candidate_columns(const int32_t* ids, int count, int cbs, int64_t visible) {
-  if (count <= 0 || visible <= 0) return 0;
-  const int64_t tail = visible - static_cast<int64_t>(ids[count - 1]) * cbs;
-  return static_cast<int64_t>(count - 1) * cbs + (tail < 0 ? 0 : (tail > cbs ? cbs : tail));
-}
 
 namespace detail {
 
@@ -140,16 +134,12 @@ struct dense_keys {
 };
 struct candidate_keys {
   static constexpr bool candidate = true;
-  const int32_t* ids;
-  int64_t stride;
+  candidate_positions positions;  ///< ids, stride, cbs
   const int32_t* counts;
-  int cbs;
   MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
-    return candidate_columns(ids + t * stride, counts[t], cbs, visible);
+    return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
   }
-  MXI_DEVICE int64_t position(int64_t t, int64_t col) const {
-    return static_cast<int64_t>(ids[t * stride + col / cbs]) * cbs + col % cbs;
-  }
+  MXI_DEVICE int64_t position(int64_t t, int64_t col) const { return positions.position(t, col); }
 };
 
 template <class KeyMap>
@@ -413,7 +403,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         if constexpr (scorer_t::float_scales) {
           for (int n = tid; n < shape::keys; n += threads)
             for (int b = 0; b < shape::blocks; ++b)
-              scales[n * shape::blocks + b] = arch::e8m0_to_float((raw[n] >> (8 * b)) & 0xFFu);
+              scales[n * shape::blocks + b] = format::decode_e8m0(static_cast<uint8_t>(raw[n] >> (8 * b)));
           platform::block_barrier();
         }
         if (set_limit > k0) {
@@ -531,8 +521,8 @@ inline platform::error_t launch_paged_logits(const paged_logits_args& a, void* w
                                              const arch::target* force = nullptr) {
   platform::error_t e;
   if (a.candidate_ids) {
-    const detail::candidate_keys map{a.candidate_ids, a.candidate_stride, a.candidate_counts,
-                                     a.candidate_block_size};
+    const detail::candidate_keys map{{a.candidate_ids, a.candidate_stride, a.candidate_block_size},
+                                     a.candidate_counts};
     e = detail::launch_logits(a, map, workspace, stream, force);
   } else {
     e = detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);

@@ -17,8 +17,15 @@ struct visible_lengths {
   MXI_DEVICE int64_t operator()(int64_t row) const { return rows[row].visible; }
 };
 
-/// Candidate rows: the valid columns of the prepared list, a prefix of the compact row (only the
-/// newest block can be partial); -1 for a broken row.
+/// Valid columns of a prepared candidate row (ids ascending, unique, live; `count` of them): a
+/// prefix of the compact row, since only the newest block can be partly visible. Device and host.
+MXI_HOST_DEVICE int64_t candidate_columns(const int32_t* ids, int count, int cbs, int64_t visible) {
+  if (count <= 0 || visible <= 0) return 0;
+  const int64_t tail = visible - static_cast<int64_t>(ids[count - 1]) * cbs;
+  return static_cast<int64_t>(count - 1) * cbs + (tail < 0 ? 0 : (tail > cbs ? cbs : tail));
+}
+
+/// Candidate rows: the valid columns of the prepared list; -1 for a broken row.
 struct candidate_lengths {
   const row_info* rows;
   const int32_t* ids;  ///< prepared: ascending, unique, live, -1 after counts[row]
@@ -27,11 +34,7 @@ struct candidate_lengths {
   int cbs;
   MXI_DEVICE int64_t operator()(int64_t row) const {
     const int64_t visible = rows[row].visible;
-    const int count = counts[row];
-    if (visible < 0) return -1;
-    if (count == 0) return 0;
-    const int64_t tail = visible - static_cast<int64_t>(ids[row * stride + count - 1]) * cbs;
-    return static_cast<int64_t>(count - 1) * cbs + (tail < cbs ? tail : cbs);
+    return visible < 0 ? -1 : candidate_columns(ids + row * stride, counts[row], cbs, visible);
   }
 };
 
@@ -40,9 +43,11 @@ struct candidate_positions {
   const int32_t* ids;
   int64_t stride;
   int cbs;
+  MXI_HOST_DEVICE int64_t position(int64_t row, int64_t column) const {
+    return static_cast<int64_t>(ids[row * stride + column / cbs]) * cbs + column % cbs;
+  }
   MXI_DEVICE int32_t operator()(int64_t row, int64_t column) const {
-    return static_cast<int32_t>(static_cast<int64_t>(ids[row * stride + column / cbs]) * cbs +
-                                column % cbs);
+    return static_cast<int32_t>(position(row, column));
   }
 };
 

@@ -35,8 +35,8 @@ MXI_HOST_DEVICE float decode_e2m1(unsigned code) {
 /// Value of an E8M0 byte: 2^(e-127); 255 is NaN. Built from bits, so it is exact for e = 0 too
 /// (2^-127 is an fp32 subnormal).
 MXI_HOST_DEVICE float decode_e8m0(uint8_t e) {
-  if (e == nan_scale) return bit_cast<float>(0x7FC00000u);
-  return bit_cast<float>(e == 0 ? 0x00400000u : static_cast<uint32_t>(e) << 23);
+  const uint32_t normal = static_cast<uint32_t>(e) << 23;
+  return bit_cast<float>(e == 0 ? 0x00400000u : (e == nan_scale ? 0x7FC00000u : normal));
 }
 
 /// One element of a block: code times scale. Exact whenever the product is representable; the
