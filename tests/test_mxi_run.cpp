@@ -643,7 +643,12 @@ TEST_CASE("NPY reader: extents whose product overflows int64 are refused, even b
   const fs::path f = tmp.root / "a.npy";
   const std::string head = "{'descr': '|u1', 'fortran_order': False, 'shape': ";
   write_raw_npy(f, 1, head + "(4611686018427387904, 2, 0), }", {});
-  CHECK_THROWS_WITH(read_npy(f), Catch::Matchers::Contains("overflows"));
+  try {  // (Catch2 v2 and v3 name their substring matcher differently)
+    read_npy(f);
+    FAIL("a shape whose extents overflow int64 was accepted");
+  } catch (const mxi::tools::input_error& e) {
+    CHECK(std::string(e.what()).find("overflows") != std::string::npos);
+  }
   write_raw_npy(f, 1, head + "(4611686018427387904, 0), }", {});
   CHECK(read_npy(f).elements() == 0);
 }
