@@ -94,6 +94,29 @@ TEST_CASE("shifted int8 expands are 2 * code * 2^shift", "[host][arch]") {
     }
 }
 
+TEST_CASE("u8 key expands are 48 + 2 * code * 2^shift, every code and shift", "[host][arch]") {
+  std::mt19937 rng(13);
+  for (uint32_t shift = 0; shift <= arch::u8_key_max_shift; ++shift)
+    for (int i = 0; i < 5000; ++i) {
+      const uint32_t w = i < 16 ? 0x11111111u * static_cast<uint32_t>(i) : rng();
+      const arch::fp8x8 x = arch::expand_e2m1x8_u8(w, arch::u8_key_lut(shift));
+      for (int e = 0; e < 8; ++e) {
+        const unsigned code = (w >> (4 * e)) & 0xFu;
+        const int got = static_cast<uint8_t>((e < 4 ? x.lo : x.hi) >> (8 * (e % 4)));
+        INFO("word " << w << " element " << e << " shift " << shift);
+        REQUIRE(got == arch::u8_key_bias + ((code & 8u) ? -1 : 1) *
+                                               (format::e2m1_twice_magnitude(code) << shift));
+      }
+    }
+}
+
+TEST_CASE("sign-replicating byte permute: bit 3 of a selector spreads the byte's bit 7",
+          "[host][arch]") {
+  CHECK(arch::byte_permute_signed(0x80017F00u, 0xFF000000u, 0x3210u) == 0x80017F00u);
+  CHECK(arch::byte_permute_signed(0x80017F00u, 0xFF000000u, 0xBA98u) == 0xFF000000u);
+  CHECK(arch::byte_permute_signed(0x80017F00u, 0xFF000000u, 0x0F07u) == 0x00FF00FFu);
+}
+
 TEST_CASE("int8 fold: spread at most 3, no NaN, low scale within 2^+-32", "[host][arch]") {
   const auto word = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return a | b << 8 | c << 16 | d << 24; };
   CHECK(arch::int8_fold_of(word(127, 127, 127, 127)).fits);
@@ -106,6 +129,9 @@ TEST_CASE("int8 fold: spread at most 3, no NaN, low scale within 2^+-32", "[host
   CHECK(arch::int8_fold_of(word(159, 159, 159, 159)).fits);
   CHECK_FALSE(arch::int8_fold_of(word(160, 160, 160, 160)).fits);
   CHECK_FALSE(arch::int8_fold_of(word(255, 255, 255, 255)).fits);
+  // Keys take the u8 expand: spread at most 2.
+  CHECK(arch::int8_fold_of(word(129, 127, 128, 127), arch::u8_key_max_shift).fits);
+  CHECK_FALSE(arch::int8_fold_of(word(130, 127, 129, 128), arch::u8_key_max_shift).fits);
 }
 
 TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host][arch]") {

@@ -52,6 +52,65 @@ MXI_DEVICE void copy_wait() {
 #endif
 }
 
+/// Bulk copies (sm90): one thread moves whole contiguous ranges global -> shared, and their
+/// completion is counted in bytes on a shared-memory barrier (mbarrier) the readers wait on.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MXI_ARCH_BULK_COPY 1
+#else
+#define MXI_ARCH_BULK_COPY 0
+#endif
+
+MXI_DEVICE uint32_t shared_address(const void* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+#else
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
+#endif
+}
+
+/// Makes a barrier ready for one arrival a phase (then a block barrier before any use).
+MXI_DEVICE void bulk_barrier_init(uint64_t* bar) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(bar)));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) and counts them on `bar`.
+MXI_DEVICE void bulk_copy(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
+#if MXI_ARCH_BULK_COPY
+  const uint32_t b = shared_address(bar);
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   shared_address(smem)),
+               "l"(gmem), "r"(bytes), "r"(b)
+               : "memory");
+#endif
+}
+/// The issuing thread's one arrival: the phase completes once every byte counted has landed.
+MXI_DEVICE void bulk_arrive(uint64_t* bar) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+#endif
+}
+/// Waits for the phase of parity `parity` of `bar` to complete.
+MXI_DEVICE void bulk_wait(uint64_t* bar, uint32_t parity) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile(
+      "{\n.reg .pred done;\nwait:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait;\n}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+#endif
+}
+/// Orders this thread's earlier shared-memory accesses (generic proxy) before the bulk copies it
+/// issues next (async proxy) into the same bytes.
+MXI_DEVICE void fence_proxy_async() {
+#if MXI_ARCH_BULK_COPY
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 #endif  // MXI_GPU_COMPILER
 
 }  // namespace mxi::arch

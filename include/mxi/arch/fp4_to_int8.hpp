@@ -39,6 +39,54 @@ MXI_HOST_DEVICE fp8x8 expand_e2m1x8_int8(uint32_t packed, const int8_lut& lut = 
   return {one(magnitude, sign), one(magnitude >> 16, sign >> 16)};
 }
 
+/// Key side of the sm90 integer tile: E2M1 -> u8, 48 + 2 * code * 2^shift (0 .. 96), in 9
+/// operations a word where the signed expand takes 13. The sign needs no mask: a PRMT selector
+/// nibble with bit 3 set yields the selected byte's bit 7 in all eight bits (PTX's default
+/// mode), 0 here, since every table byte stays below 128. One permute reads the codes as they
+/// are (positive codes pick 48 + v, negative ones 0), the other with the sign bits flipped
+/// (negative codes pick 48 - v, positive ones 0); OR joins them. The tile's integer MMA takes
+/// keys as u8 and removes 48 * (sum of the query's int8 column) from each dot product.
+inline constexpr int u8_key_bias = 48;
+/// The largest block-scale spread the u8 key expand takes: 48 + 12 * 2^2 = 96 < 128.
+inline constexpr int u8_key_max_shift = 2;
+
+/// Tables of 48 +- 2 * code * 2^shift for magnitude codes 0..7 (shift in [0, u8_key_max_shift]).
+MXI_HOST_DEVICE int8_lut u8_key_lut(uint32_t shift) {
+  const uint32_t lo = 0x03020100u << shift, hi = 0x0C080604u << shift, bias = 0x30303030u;
+  return {bias + lo, bias + hi, bias - lo, bias - hi};  // no byte carries or borrows
+}
+
+/// Byte permute with 4-bit selectors, bit 3 replicating the selected byte's bit 7 (PTX prmt's
+/// default mode; only the low 16 bits of `sel` are read).
+MXI_HOST_DEVICE uint32_t byte_permute_signed(uint32_t lo, uint32_t hi, uint32_t sel) {
+#if defined(__CUDA_ARCH__)
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sel));
+  return r;
+#else
+  const uint64_t bytes = (static_cast<uint64_t>(hi) << 32) | lo;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned s = (sel >> (4 * i)) & 0xFu;
+    uint32_t byte = static_cast<uint32_t>(bytes >> (8 * (s & 7u))) & 0xFFu;
+    if (s & 8u) byte = (byte & 0x80u) ? 0xFFu : 0u;
+    r |= byte << (8 * i);
+  }
+  return r;
+#endif
+}
+
+/// Eight packed E2M1 codes to eight u8 bytes 48 + 2 * code * 2^shift (byte order as
+/// expand_e2m1x8_int8), through the tables of u8_key_lut(shift).
+MXI_HOST_DEVICE fp8x8 expand_e2m1x8_u8(uint32_t packed, const int8_lut& lut) {
+  const uint32_t flipped = packed ^ 0x88888888u;
+  const auto half = [&](uint32_t codes, uint32_t flipped_codes) {
+    return byte_permute_signed(lut.pos_lo, lut.pos_hi, codes) |
+           byte_permute_signed(lut.neg_lo, lut.neg_hi, flipped_codes);
+  };
+  return {half(packed, flipped), half(packed >> 16, flipped >> 16)};
+}
+
 /// The smallest and largest of a token's (or a query head's) four E8M0 block scales, one byte
 /// each of a 32-bit word (255, NaN, is the largest).
 struct scale_span {
@@ -64,10 +112,11 @@ struct int8_fold {
   bool fits;
 };
 
-MXI_HOST_DEVICE int8_fold int8_fold_of(scale_span s) {
-  return {s.low, s.low >= 127 - 32 && s.low <= 127 + 32 &&
-                     s.high - s.low <= static_cast<uint32_t>(int8_max_shift)};
+MXI_HOST_DEVICE int8_fold int8_fold_of(scale_span s, int max_shift = int8_max_shift) {
+  return {s.low, s.low >= 127 - 32 && s.low <= 127 + 32 && s.high - s.low <= static_cast<uint32_t>(max_shift)};
 }
-MXI_HOST_DEVICE int8_fold int8_fold_of(uint32_t scales) { return int8_fold_of(scale_span_of(scales)); }
+MXI_HOST_DEVICE int8_fold int8_fold_of(uint32_t scales, int max_shift = int8_max_shift) {
+  return int8_fold_of(scale_span_of(scales), max_shift);
+}
 
 }  // namespace mxi::arch

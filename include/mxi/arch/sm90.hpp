@@ -3,11 +3,12 @@
 // shared memory). Two exact schemes:
 //
 // Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
-// 2^3 (arch/fp4_to_int8.hpp): block b's codes become int8 2 * code * 2^(e_b - low), and the whole
-// D = 128 dot product is four chained wgmma.s8 (K = 32 each) into one s32 accumulator, exact
-// (|sum| <= 128 * 96 * 96 < 2^21, so its fp32 image is exact too). Queries fold the same way per
-// head, 2^(low_q - 129) moving into the head weight; 2^(low_k - 127) multiplies the head sum once
-// per key. Taken when every head of the unit's rows folds and its weight lies in [2^-32, 2^32]
+// 2^2 (arch/fp4_to_int8.hpp): block b's codes become u8 48 + 2 * code * 2^(e_b - low), and the
+// whole D = 128 dot product is four chained wgmma.u8.s8 (K = 32 each) into one s32 accumulator,
+// from which each head's 48 * (sum of its int8 query column) is removed: exact (|sum| <= 128 * 96
+// * 96 < 2^21, so its fp32 image is exact too). Queries fold per head as int8 2 * code *
+// 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129) moving into the head weight; 2^(low_k - 127)
+// multiplies the head sum once per key. Taken when every head of the unit's rows folds and its weight lies in [2^-32, 2^32]
 // (or is 0), so no fp32 product leaves the normal range; decided once per group of rows.
 //
 // E4M3 per block (the fallback, for keys or rows that do not fold). Hopper's FP8 accumulator
@@ -137,14 +138,14 @@ MXI_DEVICE void wgmma_m64n64k32_e4m3(float (&d)[32], const uint32_t (&a)[4], uin
 #endif
 }
 
-/// d (+)= A (64 keys x 32, s8, registers) * B (32 x 32 columns, s8, shared memory), s32, exact.
+/// d (+)= A (64 keys x 32, u8, registers) * B (32 x 32 columns, s8, shared memory), s32, exact.
 template <bool Accumulate>
-MXI_DEVICE void wgmma_m64n32k32_s8(int32_t (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
+MXI_DEVICE void wgmma_m64n32k32_u8s8(int32_t (&d)[16], const uint32_t (&a)[4], uint64_t desc) {
 #if MXI_ARCH_SM90_WGMMA
   if constexpr (!Accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.s8 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
         "{%16, %17, %18, %19}, %20, p;\n}\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]), "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15])
@@ -153,7 +154,7 @@ MXI_DEVICE void wgmma_m64n32k32_s8(int32_t (&d)[16], const uint32_t (&a)[4], uin
   if constexpr (Accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.s8 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
         "{%16, %17, %18, %19}, %20, p;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
@@ -164,14 +165,14 @@ MXI_DEVICE void wgmma_m64n32k32_s8(int32_t (&d)[16], const uint32_t (&a)[4], uin
 #endif
 }
 
-/// d (+)= A (64 keys x 32, s8, registers) * B (32 x 64 columns, s8, shared memory), s32, exact.
+/// d (+)= A (64 keys x 32, u8, registers) * B (32 x 64 columns, s8, shared memory), s32, exact.
 template <bool Accumulate>
-MXI_DEVICE void wgmma_m64n64k32_s8(int32_t (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
+MXI_DEVICE void wgmma_m64n64k32_u8s8(int32_t (&d)[32], const uint32_t (&a)[4], uint64_t desc) {
 #if MXI_ARCH_SM90_WGMMA
   if constexpr (!Accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.s8 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "{%32, %33, %34, %35}, %36, p;\n}\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]), "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15]), "=r"(d[16]), "=r"(d[17]), "=r"(d[18]), "=r"(d[19]), "=r"(d[20]), "=r"(d[21]), "=r"(d[22]), "=r"(d[23]), "=r"(d[24]), "=r"(d[25]), "=r"(d[26]), "=r"(d[27]), "=r"(d[28]), "=r"(d[29]), "=r"(d[30]), "=r"(d[31])
@@ -180,7 +181,7 @@ MXI_DEVICE void wgmma_m64n64k32_s8(int32_t (&d)[32], const uint32_t (&a)[4], uin
   if constexpr (Accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.s8 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "{%32, %33, %34, %35}, %36, p;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
@@ -197,19 +198,19 @@ MXI_DEVICE void wgmma_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t d
   else wgmma_m64n32k32_e4m3(d, a, desc);
 }
 template <int N, bool Accumulate>
-MXI_DEVICE void wgmma_s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
-  if constexpr (N == 64) wgmma_m64n64k32_s8<Accumulate>(d, a, desc);
-  else wgmma_m64n32k32_s8<Accumulate>(d, a, desc);
+MXI_DEVICE void wgmma_u8s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc) {
+  if constexpr (N == 64) wgmma_m64n64k32_u8s8<Accumulate>(d, a, desc);
+  else wgmma_m64n32k32_u8s8<Accumulate>(d, a, desc);
 }
 
 MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
 
-/// relu of an s32 accumulator as fp32, exact for |x| < 2^22: 1.5 * 2^23 + x carries x in its
-/// mantissa. `one` is 1 read back from shared memory, so the add is an IMAD on the FMA pipe
-/// rather than one more op on the busy ALU pipe (on the H200 it measured level with the
-/// max-then-or form: the expand, not the epilogue, fills the ALU pipe).
-MXI_DEVICE float relu_to_float(int32_t x, int32_t one) {
-  return fmaxf(__int_as_float(x * one + 0x4B400000) - 12582912.0f, 0.0f);
+/// relu of a head's dot product as fp32 from its s32 accumulator x = dot + 48 * column sum, with
+/// `bits` = 0x4B400000 - 48 * column sum: exact for |dot| < 2^22 (1.5 * 2^23 + dot carries dot
+/// in its mantissa). `one` is 1 read back from shared memory, so the add is an IMAD on the FMA
+/// pipe rather than one more op on the busy ALU pipe, which the expand fills.
+MXI_DEVICE float relu_to_float(int32_t x, int32_t one, int32_t bits) {
+  return fmaxf(__int_as_float(x * one + bits) - 12582912.0f, 0.0f);
 }
 
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
@@ -225,21 +226,24 @@ struct tile_scorer {
   static constexpr int step_keys = key_tile_shape::keys;  ///< the whole tile (M = 64)
   /// Blocks an SM the registers must allow (shared memory allows 4 for one row of H <= 64).
   static constexpr int min_blocks = Heads <= 64 ? 4 : 2;
-  static constexpr bool float_scales = false;  ///< reads key_tile::raw_scales
+  static constexpr bool float_scales = false;  ///< reads the raw scale words
+  /// Tiles staged as pages of the cache's layout (arch/key_tile.hpp): dense ones in bulk copies.
+  template <class Layout>
+  using tile = page_tile<Layout>;
   /// Each staged key is prepared once for the tile (prepare_key): the int8 tables of its four
   /// blocks and its factor 2^(low - 127), 0 where it does not fold; the kernel flags a tile
   /// holding such a key (key_tile::flagged).
   static constexpr bool prepares_keys = true;
-  /// [keys][blocks] int8 tables as 16-byte vectors, then [keys] factors.
+  /// [keys][blocks] u8 tables as 16-byte vectors, then [keys] factors.
   static constexpr int prepared_bytes = key_tile_shape::keys * (key_tile_shape::blocks * 16 + 4);
   /// Prepares key n of the tile from its scale word; true where it does not fold.
   MXI_DEVICE static bool prepare_key(uint32_t raw_scales, int n, void* prepared) {
-    const int8_fold f = int8_fold_of(raw_scales);
+    const int8_fold f = int8_fold_of(raw_scales, u8_key_max_shift);
     auto* luts = static_cast<uint4*>(prepared);
     auto* factors = reinterpret_cast<float*>(luts + key_tile_shape::keys * blocks);
 #pragma unroll
     for (int b = 0; b < blocks; ++b) {  // any valid shift where the key does not fold
-      const int8_lut l = int8_shifted_lut(f.fits ? ((raw_scales >> (8 * b)) & 0xFFu) - f.low : 0u);
+      const int8_lut l = u8_key_lut(f.fits ? ((raw_scales >> (8 * b)) & 0xFFu) - f.low : 0u);
       luts[n * blocks + b] = make_uint4(l.pos_lo, l.pos_hi, l.neg_lo, l.neg_hi);
     }
     factors[n] = f.fits ? exp2_biased(f.low) : 0.0f;
@@ -251,9 +255,10 @@ struct tile_scorer {
   static constexpr int lbo = 128, sbo = 256;
 
   /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks][cols / 8][2][8][16
-  /// bytes], B e4m3 [blocks][...] alike, weights int8 path [cols], e4m3 path [cols], query
-  /// scales [blocks][cols] (unfolded e4m3 path), 4 warp flags and a 1.
-  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 8 + blocks * 4) + 20; }
+  /// bytes], B e4m3 [blocks][...] alike, integer path [cols / 2] x {weight, weight, bits, bits}
+  /// of a column pair (relu_to_float), e4m3 path weights [cols], query scales [blocks][cols]
+  /// (unfolded e4m3 path), 4 warp flags and a 1.
+  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 12 + blocks * 4) + 20; }
 
   uint32_t b_int;  // shared addresses of the two B matrices
   uint32_t b_e4m3;
@@ -277,7 +282,7 @@ struct tile_scorer {
     auto* bint = static_cast<unsigned char*>(scratch);
     unsigned char* b8 = bint + cols * blocks * 32;
     auto* wi = reinterpret_cast<float*>(b8 + cols * blocks * 32);
-    float* w8 = wi + cols;
+    float* w8 = wi + 2 * cols;
     float* qs = w8 + cols;
     auto* flags = reinterpret_cast<uint32_t*>(qs + blocks * cols);
     bool fits8 = true, fits_int = true;
@@ -329,14 +334,25 @@ struct tile_scorer {
         // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).
         const int8_fold fold = int8_fold_of(span);
         const int8_lut ilut = int8_shifted_lut(e - fold.low);
+        int32_t column_sum = 0;
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const fp8x8 v = expand_e2m1x8_int8(word[q], ilut);
           unsigned char* chunk = bint + q * cols * 32 + (c / 8) * sbo + (c % 8) * 16 + 4 * b;
           *reinterpret_cast<uint32_t*>(chunk) = v.lo;
           *reinterpret_cast<uint32_t*>(chunk + lbo) = v.hi;
+          column_sum = platform::dot4_i8(static_cast<int>(v.lo), 0x01010101, column_sum);
+          column_sum = platform::dot4_i8(static_cast<int>(v.hi), 0x01010101, column_sum);
         }
-        if (b == 0) wi[c] = wc * exp2_biased(fold.low - 2);  // w * 2^(low - 127) / 4
+        // The column's four blocks are tasks of four consecutive lanes (cols * blocks is a
+        // multiple of the warpgroup, so every lane takes part).
+        column_sum += platform::group_shuffle_xor<4>(column_sum, 1);
+        column_sum += platform::group_shuffle_xor<4>(column_sum, 2);
+        if (b == 0) {
+          float* pair = wi + 4 * (c / 2) + c % 2;
+          pair[0] = wc * exp2_biased(fold.low - 2);  // w * 2^(low - 127) / 4
+          pair[2] = __int_as_float(0x4B400000 - u8_key_bias * column_sum);
+        }
       }
     }
     fence_async_shared();
@@ -350,11 +366,11 @@ struct tile_scorer {
 
   /// Scores the tile's 64 keys against every loaded row; calls out(row, key, score) on one lane
   /// per (row, key).
-  template <class Out>
+  template <class Tile, class Out>
   MXI_DEVICE void score(const key_tile& tile, int /*n0*/, Out&& out) const {
-    if (integer) score_integer(tile, out);
-    else if (folded) score_e4m3<true>(tile, out);
-    else score_e4m3<false>(tile, out);
+    if (integer) score_integer<Tile>(tile, out);
+    else if (folded) score_e4m3<Tile, true>(tile, out);
+    else score_e4m3<Tile, false>(tile, out);
   }
 
  private:
@@ -364,18 +380,19 @@ struct tile_scorer {
     float ks0[blocks], ks1[blocks];
   };
 
+  template <class Tile>
   MXI_DEVICE static e4m3_operands e4m3_operands_of(const key_tile& tile, int r0, int r1, int t) {
     e4m3_operands o;
 #pragma unroll
     for (int b = 0; b < blocks; ++b) {
-      const fp8x8 x0 = expand_e2m1x8(tile.values[key_tile_shape::word(r0, b, t)]);
-      const fp8x8 x1 = expand_e2m1x8(tile.values[key_tile_shape::word(r1, b, t)]);
+      const fp8x8 x0 = expand_e2m1x8(tile.values[Tile::word(r0, b, t)]);
+      const fp8x8 x1 = expand_e2m1x8(tile.values[Tile::word(r1, b, t)]);
       o.a[b][0] = x0.lo;
       o.a[b][1] = x1.lo;
       o.a[b][2] = x0.hi;
       o.a[b][3] = x1.hi;
     }
-    const uint32_t raw0 = tile.raw_scales[r0], raw1 = tile.raw_scales[r1];
+    const uint32_t raw0 = tile.values[Tile::scale_word(r0)], raw1 = tile.values[Tile::scale_word(r1)];
 #pragma unroll
     for (int b = 0; b < blocks; ++b) {
       o.ks0[b] = format::decode_e8m0(static_cast<uint8_t>(raw0 >> (8 * b)));
@@ -449,10 +466,10 @@ struct tile_scorer {
     }
   }
 
-  template <bool Folded, class Out>
+  template <class Tile, bool Folded, class Out>
   MXI_DEVICE void score_e4m3(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
-    const e4m3_operands o = e4m3_operands_of(tile, r0, r1, t);
+    const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
       float p0, p1;
@@ -471,13 +488,17 @@ struct tile_scorer {
     p1 = 0.0f;
 #pragma unroll 1
     for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n) {
-      const uint32_t base = b_int + static_cast<uint32_t>(col0) * 32u;
+      // Descriptors differ only in their start field (address >> 4, 14 bits: shared memory ends
+      // below 2^18 bytes, so the sums never carry out of it).
+      const uint64_t desc = smem_descriptor(b_int, lbo, sbo) + static_cast<uint64_t>(col0 * 2);
+      const uint64_t chunk = chunk_stride >> 4;
+      const auto* pairs = reinterpret_cast<const float4*>(weight_int) + col0 / 2;
       int32_t d[n / 2];
       wgmma_fence();
-      wgmma_s8<n, false>(d, a[0], smem_descriptor(base, lbo, sbo));
-      wgmma_s8<n, true>(d, a[1], smem_descriptor(base + chunk_stride, lbo, sbo));
-      wgmma_s8<n, true>(d, a[2], smem_descriptor(base + 2 * chunk_stride, lbo, sbo));
-      wgmma_s8<n, true>(d, a[3], smem_descriptor(base + 3 * chunk_stride, lbo, sbo));
+      wgmma_u8s8<n, false>(d, a[0], desc);
+      wgmma_u8s8<n, true>(d, a[1], desc + chunk);
+      wgmma_u8s8<n, true>(d, a[2], desc + 2 * chunk);
+      wgmma_u8s8<n, true>(d, a[3], desc + 3 * chunk);
       wgmma_commit();
       wgmma_wait<0>();
       fence_operands(d);
@@ -485,33 +506,34 @@ struct tile_scorer {
       float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int j = 0; j < n / 8; ++j) {
-        const float2 w = *reinterpret_cast<const float2*>(weight_int + col0 + 8 * j + 2 * t);
+        const float4 w = pairs[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
+        const int bx = __float_as_int(w.z), by = __float_as_int(w.w);
         const int k = 2 * (j & 1);
-        s0[k] = fmaf(w.x, relu_to_float(d[4 * j + 0], one), s0[k]);
-        s0[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 1], one), s0[k + 1]);
-        s1[k] = fmaf(w.x, relu_to_float(d[4 * j + 2], one), s1[k]);
-        s1[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 3], one), s1[k + 1]);
+        s0[k] = fmaf(w.x, relu_to_float(d[4 * j + 0], one, bx), s0[k]);
+        s0[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 1], one, by), s0[k + 1]);
+        s1[k] = fmaf(w.x, relu_to_float(d[4 * j + 2], one, bx), s1[k]);
+        s1[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 3], one, by), s1[k + 1]);
       }
       p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
       p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
     }
   }
 
-  template <class Out>
+  template <class Tile, class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
-    // Block t of each key, folded with its own shift (prepare_key).
+    // Block t of each key, u8 with its own shift (prepare_key).
     const auto* luts = static_cast<const uint4*>(tile.prepared);
     const auto* factors = reinterpret_cast<const float*>(luts + key_tile_shape::keys * blocks);
     const uint4 l0 = luts[r0 * blocks + t], l1 = luts[r1 * blocks + t];
     const int8_lut lut0{l0.x, l0.y, l0.z, l0.w}, lut1{l1.x, l1.y, l1.z, l1.w};
-    const uint4 v0 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r0, t, 0));
-    const uint4 v1 = *reinterpret_cast<const uint4*>(tile.values + key_tile_shape::word(r1, t, 0));
+    const uint4 v0 = *reinterpret_cast<const uint4*>(tile.values + Tile::word(r0, t, 0));
+    const uint4 v1 = *reinterpret_cast<const uint4*>(tile.values + Tile::word(r1, t, 0));
     const uint32_t w0[4] = {v0.x, v0.y, v0.z, v0.w}, w1[4] = {v1.x, v1.y, v1.z, v1.w};
     uint32_t a[4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const fp8x8 x0 = expand_e2m1x8_int8(w0[j], lut0), x1 = expand_e2m1x8_int8(w1[j], lut1);
+      const fp8x8 x0 = expand_e2m1x8_u8(w0[j], lut0), x1 = expand_e2m1x8_u8(w1[j], lut1);
       a[j][0] = x0.lo;
       a[j][1] = x1.lo;
       a[j][2] = x0.hi;
@@ -529,7 +551,7 @@ struct tile_scorer {
       return;
     }
     // Some key of the tile does not fold: it takes the e4m3 path, each other key the integer one.
-    const e4m3_operands o = e4m3_operands_of(tile, r0, r1, t);
+    const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
       float p0, p1, e0, e1;

@@ -30,6 +30,7 @@
 #include "mxi/device/row_info.hpp"
 #include "mxi/device/select_rows.hpp"
 #include "mxi/layout/cache_layout.hpp"
+#include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave.hpp"
@@ -228,6 +229,8 @@ struct row_unit {
   static constexpr bool prepares_keys = false;  // no prepare_key
   static constexpr int prepared_bytes = 0;
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
+  template <class Layout>
+  using tile = arch::swizzled_tile;  // the row scorers read key_tile_shape::word
 
   Row row;
 
@@ -235,7 +238,7 @@ struct row_unit {
                        int heads, int /*rows*/, void* scratch) {
     row.load(q_values, q_scales, weights, heads, static_cast<float*>(scratch));
   }
-  template <class Out>
+  template <class Tile, class Out>
   MXI_DEVICE void score(const arch::key_tile& tile, int n0, Out&& out) const {
     row.score(tile, n0, [&](int n, float v) { out(0, n, v); });
   }
@@ -265,16 +268,21 @@ struct logits_smem {
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
   /// What the scorer's prepare_key writes for the tile being scored (16-byte aligned).
   static constexpr int prepared_bytes = (scorer::prepared_bytes + 15) / 16 * 16;
+  /// A bulk-copy barrier a stage (8 bytes each, 16-byte aligned region).
+  static constexpr int barrier_bytes = (stages * 8 + 15) / 16 * 16;
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return (scorer::scratch_bytes(group) + 15) / 16 * 16; }
   static constexpr int bytes(int units, int group) {
-    return stages * stage_bytes + column_bytes + prepared_bytes + units * scratch_stride(group);
+    return stages * stage_bytes + column_bytes + prepared_bytes + barrier_bytes + units * scratch_stride(group);
   }
 };
 
 // Units (a wave, or an sm90 warpgroup) split a group's rows into sets of at most max_rows rows,
 // one set a unit; the units of a set split each tile's keys. One block barrier a tile (two when
 // the scorer reads fp32 key scales, converted in shared memory once per tile), one an item.
+// Staging: where the scorer reads page tiles and the keys are dense (consecutive positions), one
+// thread stages a tile in a few bulk copies, a contiguous run a page (sm90); otherwise every key
+// is five cp.async copies spread over the block.
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
 __global__ __launch_bounds__(Waves * Policy::wave_size, (unit_scorer_of<Policy, Heads>::type::min_blocks)) void
 paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) {
@@ -291,23 +299,44 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x;
     const int unit = tid / scorer_t::unit_threads;
-    const int sets = (group + max_rows - 1) / max_rows;  // the host keeps units % sets == 0
+    // The host keeps units % sets == 0; one unit (sm90) is one set and one slice, known here.
+    const int sets = units == 1 ? 1 : (group + max_rows - 1) / max_rows;
     const int set = unit % sets, slices = units / sets, slice = unit / sets;
     auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
     int32_t* column_page = column_token + max_chunk;
+    using tile_t = typename scorer_t::template tile<Layout>;
+    constexpr bool bulk = tile_t::bulk_copies && !KeyMap::candidate && MXI_ARCH_BULK_COPY;
     unsigned char* prepared = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes;
-    void* scratch = prepared + smem_t::prepared_bytes + unit * smem_t::scratch_stride(group);
+    auto* stage_full = reinterpret_cast<uint64_t*>(prepared + smem_t::prepared_bytes);
+    void* scratch = prepared + smem_t::prepared_bytes + smem_t::barrier_bytes + unit * smem_t::scratch_stride(group);
     const layout::page_shape page{a.block_size, shape::head_dim};
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
 
+    if constexpr (bulk) {
+      if (tid == 0)
+        for (int s = 0; s < smem_t::stages; ++s) arch::bulk_barrier_init(stage_full + s);
+      platform::block_barrier();
+    }
+    uint32_t staged = 0;  // tiles staged by this block so far: stage staged % stages, parity
     scorer_t scorer;
     int64_t loaded_row = -1;
-    for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
-      int lo = 0, hi = num_groups - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (plan.item_base[mid] <= item) lo = mid;
-        else hi = mid - 1;
+    // A block takes a contiguous run of items (the counts differ by at most one), so that
+    // consecutive items mostly share their group: the query stays loaded, and the group is found
+    // by stepping from the last one rather than by a search of dependent loads.
+    const int item_end = static_cast<int>(static_cast<int64_t>(num_items) * (blockIdx.x + 1) / gridDim.x);
+    int lo = -1;
+    for (int item = static_cast<int>(static_cast<int64_t>(num_items) * blockIdx.x / gridDim.x); item < item_end;
+         ++item) {
+      if (lo < 0) {
+        int hi = num_groups - 1;
+        lo = 0;
+        while (lo < hi) {
+          const int mid = (lo + hi + 1) / 2;
+          if (plan.item_base[mid] <= item) lo = mid;
+          else hi = mid - 1;
+        }
+      } else {
+        while (plan.item_base[lo + 1] <= item) ++lo;
       }
       const int64_t first = plan.first[lo];
       const int k_begin = (item - plan.item_base[lo]) * chunk;
@@ -316,17 +345,24 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
       const int32_t stage_visible = a.rows[first].visible;  // candidate mode: the one row
 
-      // Page and token in the page of every column, once, so the tile loop issues its copies
-      // without dependent loads or divisions. Token -1: a column not to read.
+      // Bulk staging reads the item's pages from a list of them; the per-key copies read the page
+      // and token in the page of every column, so the tile loop issues its copies without
+      // dependent loads or divisions. Token -1: a column not to read.
+      const int first_page = bulk ? k_begin / a.block_size : 0;
+      if constexpr (bulk) {
+        for (int j = tid; j <= (k_end - 1) / a.block_size - first_page; j += threads)
+          column_page[j] = table[first_page + j];
+      } else {
 #pragma unroll 4
-      for (int c = tid; c < k_end - k_begin; c += threads) {
-        const int64_t pos = map.position(first, k_begin + c);
-        // Dense keys stop at the group's widest valid row (row_info checked its pages);
-        // candidate positions are bounded by the row's own visible length.
-        const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
-        const int32_t p = static_cast<int32_t>(pos);
-        column_token[c] = ok ? p % a.block_size : -1;
-        column_page[c] = ok ? table[p / a.block_size] : 0;
+        for (int c = tid; c < k_end - k_begin; c += threads) {
+          const int64_t pos = map.position(first, k_begin + c);
+          // Dense keys stop at the group's widest valid row (row_info checked its pages);
+          // candidate positions are bounded by the row's own visible length.
+          const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
+          const int32_t p = static_cast<int32_t>(pos);
+          column_token[c] = ok ? p % a.block_size : -1;
+          column_page[c] = ok ? table[p / a.block_size] : 0;
+        }
       }
 
       // This unit's rows and the columns each writes.
@@ -357,6 +393,24 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       static_assert(threads >= 2 * shape::keys, "one pass of the staging loop");
       const auto stage = [&](int k0, int s) {
         unsigned char* base = smem + s * smem_t::stage_bytes;
+        if constexpr (bulk) {
+          // Dense tiles start at multiples of 64 and pages hold multiples of 16 tokens, so every
+          // run starts 16-token aligned in its page and in the tile (Layout::copy_tokens' rule).
+          if (tid != 0) return;
+          arch::fence_proxy_async();  // the stage's reads of two tiles ago come first
+          const int n = min(k_end - k0, shape::keys);
+          for (int i = 0; i < n;) {
+            const int page_index = (k0 + i) / a.block_size, token = k0 + i - page_index * a.block_size;
+            const int run = min(a.block_size - token, n - i);
+            const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[page_index - first_page], a.page_stride);
+            Layout::copy_tokens(tile_t::shape, page, i, token, run, [&](int64_t to, int64_t from, int64_t bytes) {
+              arch::bulk_copy(base + to, page_ptr + from, static_cast<uint32_t>(bytes), stage_full + s);
+            });
+            i += run;
+          }
+          arch::bulk_arrive(stage_full + s);
+          return;
+        }
         for (int i = tid; i < 2 * shape::keys; i += threads) {
           const int n = i % shape::keys, half = i / shape::keys;
           const int c = k0 + n - k_begin;
@@ -366,52 +420,54 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
           const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
 #pragma unroll
           for (int b = 2 * half; b < 2 * half + 2; ++b)
-            arch::copy_async<16>(base + 4 * shape::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
+            arch::copy_async<16>(base + 4 * tile_t::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
           if (half == 0)
-            arch::copy_async<4>(base + shape::value_bytes + 4 * n, page_ptr + Layout::scale_offset(page, token, 0));
+            arch::copy_async<4>(base + 4 * tile_t::scale_word(n), page_ptr + Layout::scale_offset(page, token, 0));
         }
         arch::copy_commit();
       };
 
       const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
       for (int s = 0; s < smem_t::stages - 1; ++s) {
-        if (s < tiles) stage(k_begin + s * shape::keys, s);
+        if (s < tiles) stage(k_begin + s * shape::keys, (staged + s) % smem_t::stages);
         else arch::copy_commit();
       }
       float* out_set = a.out + (set_row - a.row_begin) * a.ld;
-      for (int i = 0; i < tiles; ++i) {
+      for (int i = 0; i < tiles; ++i, ++staged) {
         const int k0 = k_begin + i * shape::keys;
-        unsigned char* base = smem + (i % smem_t::stages) * smem_t::stage_bytes;
-        const auto* raw = reinterpret_cast<const uint32_t*>(base + shape::value_bytes);
+        const int s = static_cast<int>(staged % smem_t::stages);
+        unsigned char* base = smem + s * smem_t::stage_bytes;
+        const auto* words = reinterpret_cast<const uint32_t*>(base);
         auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
-        arch::copy_wait<smem_t::stages - 2>();
+        if constexpr (bulk) arch::bulk_wait(stage_full + s, (staged / smem_t::stages) & 1u);
+        else arch::copy_wait<smem_t::stages - 2>();
         // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
         // Where the scorer prepares keys, thread n (which copied key n's scale word and sees it
         // after its own wait) prepares key n once for every unit, and votes on that barrier.
         bool flagged = false;
         if constexpr (scorer_t::prepares_keys) {
           bool flag = false;
-          if (tid < shape::keys && k0 + tid < k_end && column_token[k0 + tid - k_begin] >= 0)
-            flag = scorer_t::prepare_key(raw[tid], tid, prepared);
+          if (tid < shape::keys && k0 + tid < k_end && (bulk || column_token[k0 + tid - k_begin] >= 0))
+            flag = scorer_t::prepare_key(words[tile_t::scale_word(tid)], tid, prepared);
           flagged = platform::block_barrier_or(flag);
         } else {
           platform::block_barrier();
         }
         const int next = i + smem_t::stages - 1;
-        if (next < tiles) stage(k_begin + next * shape::keys, next % smem_t::stages);
+        if (next < tiles) stage(k_begin + next * shape::keys, (staged + smem_t::stages - 1) % smem_t::stages);
         else arch::copy_commit();
         if constexpr (scorer_t::float_scales) {
           for (int n = tid; n < shape::keys; n += threads)
             for (int b = 0; b < shape::blocks; ++b)
-              scales[n * shape::blocks + b] = format::decode_e8m0(static_cast<uint8_t>(raw[n] >> (8 * b)));
+              scales[n * shape::blocks + b] = format::decode_e8m0(static_cast<uint8_t>(words[tile_t::scale_word(n)] >> (8 * b)));
           platform::block_barrier();
         }
         if (set_limit > k0) {
-          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), scales, raw, prepared, flagged};
+          const arch::key_tile tile{words, scales, prepared, flagged};
           for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
                n0 += slices * scorer_t::step_keys) {
             if (k0 + n0 >= set_limit) break;
-            scorer.score(tile, n0, [&](int r, int n, float v) {
+            scorer.template score<tile_t>(tile, n0, [&](int r, int n, float v) {
               int row_limit = limit[0];  // limit[r] by selects: no local-memory array
 #pragma unroll
               for (int j = 1; j < max_rows; ++j) row_limit = r == j ? limit[j] : row_limit;
@@ -460,9 +516,14 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
     return platform::invalid_value;
   auto* kernel = &paged_logits_kernel<Layout, Policy, Heads, waves, KeyMap>;
   const int smem = smem_t::bytes(units, group);
-  platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, smem);
+  // The kernel's limit is raised to the device's opt-in maximum, not to this call's size: host
+  // threads launching it with different groups at once would otherwise lower it under each
+  // other's launches ("too many resources requested", seen on the H200).
   int device = 0, sms = 0, per_sm = 0;
-  if (e == platform::success) e = platform::get_device(&device);
+  size_t limit = 0;
+  platform::error_t e = platform::shared_memory_limit(&device, &limit);
+  if (e == platform::success && static_cast<size_t>(smem) > limit) return platform::invalid_value;
+  if (e == platform::success) e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
   if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
   if (e == platform::success) e = platform::max_active_blocks(&per_sm, kernel, threads, smem);
   if (e != platform::success) return e;

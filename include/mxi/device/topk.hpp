@@ -19,6 +19,7 @@
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
 #include "mxi/device/detail/topk_row_kernel.hpp"
+#include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/types.hpp"
 
@@ -161,23 +162,6 @@ auto with_sort_items(const topk_shape& s, F&& f) {
   return f(std::integral_constant<int, 4>{});
 }
 
-/// The current device and the shared memory a block may opt in to there (queried once per device).
-inline platform::error_t shared_memory_limit(int* device, size_t* bytes) {
-  constexpr int max_devices = 64;
-  static std::atomic<size_t> cache[max_devices] = {};
-  platform::error_t e = platform::get_device(device);
-  if (e != platform::success) return e;
-  const bool cached = *device >= 0 && *device < max_devices;
-  *bytes = cached ? cache[*device].load(std::memory_order_relaxed) : 0;
-  if (*bytes != 0) return platform::success;
-  platform::device_prop_t prop;
-  e = platform::get_device_properties(&prop, *device);
-  if (e != platform::success) return e;
-  *bytes = prop.sharedMemPerBlockOptin;
-  if (cached) cache[*device].store(*bytes, std::memory_order_relaxed);
-  return platform::success;
-}
-
 /// The widest row the one-block path takes for `s` within `limit` bytes of shared memory.
 inline int64_t one_block_width(const topk_shape& s, size_t limit) {
   return with_sort_items(s, [&](auto items) {
@@ -214,7 +198,7 @@ platform::error_t launch_row_select(const topk_shape& s, int64_t longest, int de
 inline int64_t topk_one_block_width(const topk_shape& shape) {
   int device = 0;
   size_t limit = 0;
-  if (detail::shared_memory_limit(&device, &limit) != platform::success) return 0;
+  if (platform::shared_memory_limit(&device, &limit) != platform::success) return 0;
   return detail::one_block_width(shape, limit);
 }
 
@@ -242,7 +226,7 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   if (shape.rows == 0) return platform::success;
   int device = 0;
   size_t limit = 0;
-  platform::error_t e = detail::shared_memory_limit(&device, &limit);
+  platform::error_t e = platform::shared_memory_limit(&device, &limit);
   if (e != platform::success) return e;
   // Rows of at most `split` columns are the one-block kernel's, longer ones the passes'.
   int64_t split = Config::one_block_rows ? detail::one_block_width(shape, limit) : 0;

@@ -38,6 +38,18 @@ struct linear {
     return static_cast<int64_t>(s.block_size) * s.value_bytes_per_token() +
            static_cast<int64_t>(token) * s.chunks() + chunk;
   }
+  /// Tokens [from, from + count) of page `src` to [to, to + count) of page `dst` as contiguous
+  /// byte ranges, copy(dst offset, src offset, bytes), each a multiple of 16 bytes at 16-byte
+  /// aligned offsets: from and to multiples of 4, and the scales rounded up to 4 tokens (which
+  /// stay inside both pages when their block sizes are multiples of 4).
+  template <class Copy>
+  MXI_HOST_DEVICE static void copy_tokens(page_shape dst, page_shape src, int to, int from, int count,
+                                          Copy&& copy) {
+    copy(value_offset(dst, to, 0), value_offset(src, from, 0),
+         static_cast<int64_t>(count) * src.value_bytes_per_token());
+    copy(scale_offset(dst, to, 0), scale_offset(src, from, 0),
+         static_cast<int64_t>((count + 3) / 4 * 4) * src.chunks());
+  }
 };
 
 /// The gfx950 scaled-MFMA order: in each group of 16 tokens, lane l of a wave64 reads token l%16,
@@ -56,6 +68,14 @@ struct mfma16 {
   MXI_HOST_DEVICE static int64_t scale_offset(page_shape s, int token, int chunk) {
     return group_offset(s, token) + static_cast<int64_t>(group_tokens) * s.value_bytes_per_token() +
            (token % group_tokens) * s.chunks() + chunk;
+  }
+  /// As linear::copy_tokens: whole groups, one range (from and to multiples of 16, the count
+  /// rounded up to a group).
+  template <class Copy>
+  MXI_HOST_DEVICE static void copy_tokens(page_shape dst, page_shape src, int to, int from, int count,
+                                          Copy&& copy) {
+    copy(group_offset(dst, to), group_offset(src, from),
+         static_cast<int64_t>((count + group_tokens - 1) / group_tokens * group_tokens) * src.bytes_per_token());
   }
 };
 
