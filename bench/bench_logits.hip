@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "device_buffer.hpp"
+#include "device_inputs.hpp"
 #include "gpu_timer.hpp"
-#include "mxi/device/paged_logits.hpp"
-#include "mxi/device/row_info.hpp"
+#include "mxi/device/args_from_views.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -31,38 +31,20 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   spec.extra_pages = 0;
   const testing::host_workload w = testing::make_workload(spec);
 
-  device_buffer<uint8_t> qv(w.q_values), qs(w.q_scales), cache(w.kv_cache);
-  device_buffer<float> weights(w.weights);
-  device_buffer<int32_t> bt(w.block_table), sl(w.seq_lens), qsl(w.query_start_loc);
+  indexer_args args = w.indexer();
+  const testing::device_inputs inputs(args);
+  inputs.point(args);
   device_buffer<device::row_info> rows(static_cast<size_t>(w.num_tokens));
-  const int requests = static_cast<int>(w.seq_lens.size());
+  const int requests = args.requests.num_requests;
   device_buffer<char> row_ws(device::row_info_workspace(requests));
-  device::row_info_problem rp;
-  rp.query_start_loc = qsl.data();
-  rp.seq_lens = sl.data();
-  rp.block_table = bt.data();
-  rp.num_requests = requests;
-  rp.block_table_stride = w.max_blocks;
-  rp.num_tokens = w.num_tokens;
-  rp.num_pages = w.num_pages;
-  rp.block_size = spec.block_size;
-  rp.max_model_len = w.max_model_len;
-  gpu_check(device::launch_row_info(rp, rows.data(), row_ws.data(), nullptr, nullptr), "row_info");
+  gpu_check(
+      device::launch_row_info(device::row_info_problem_of(args.queries, args.cache, args.requests,
+                                                          args.compress_ratio, args.max_model_len),
+                              rows.data(), row_ws.data(), nullptr, nullptr),
+      "row_info");
 
-  device::paged_logits_args a;
-  a.q_values = qv.data();
-  a.q_scales = qs.data();
-  a.weights = weights.data();
-  a.num_heads = spec.num_heads;
-  a.cache = cache.data();
-  a.page_stride = w.page_stride;
-  a.block_size = spec.block_size;
-  a.block_table = bt.data();
-  a.block_table_stride = w.max_blocks;
-  a.query_start_loc = qsl.data();
-  a.num_requests = requests;
-  a.rows = rows.data();
-  a.row_end = w.num_tokens;
+  device::paged_logits_args a =
+      device::paged_logits_args_of(args.queries, args.cache, args.requests, rows.data());
   a.ld = w.max_model_len;
   const int64_t out_rows = prefill ? 4096 : w.num_tokens;  // prefill: rows in slices of 4096
   device_buffer<float> out(static_cast<size_t>(out_rows * a.ld));

@@ -1,6 +1,6 @@
 // The MXFP4 codec (include/mxi/format/mxfp4.hpp) against the format rules of docs/semantics.md,
 // with expected values derived independently in double precision (no call into the code under
-// test).
+// test); the score's relu (format/relu.hpp) beside it.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "catch.hpp"
 #include "mxfp4_oracle.hpp"
 #include "mxi/format/mxfp4.hpp"
+#include "mxi/format/relu.hpp"
 
 namespace fmt = mxi::format;
 
@@ -273,4 +274,18 @@ TEST_CASE("Quantize then dequantize: bit-exact codes and error bounds on random 
       }
     }
   }
+}
+
+TEST_CASE("relu zeroes negatives and keeps NaN, in float, double and vector lanes", "[format]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(fmt::relu(-2.5f) == 0.0f);
+  CHECK(fmt::relu(3.0f) == 3.0f);
+  CHECK(std::isnan(fmt::relu(nan)));  // a NaN key must score NaN, which ranks lowest
+  CHECK(fmt::relu(-std::numeric_limits<double>::infinity()) == 0.0);
+  typedef float lanes __attribute__((vector_size(16)));
+  const lanes r = fmt::relu(lanes{-1.0f, 2.0f, nan, 0.5f});
+  CHECK(r[0] == 0.0f);
+  CHECK(r[1] == 2.0f);
+  CHECK(std::isnan(r[2]));
+  CHECK(r[3] == 0.5f);
 }

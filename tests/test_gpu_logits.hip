@@ -13,10 +13,12 @@
 #include "catch.hpp"
 #include "check.hpp"
 #include "device_buffer.hpp"
+#include "device_inputs.hpp"
 #include "mxi/arch/fp4_to_fp8.hpp"
 #include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/generic.hpp"
 #include "mxi/arch/key_tile.hpp"
+#include "mxi/device/args_from_views.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
 #include "mxi/device/q_quantizer.hpp"
@@ -166,59 +168,32 @@ TEST_CASE("candidate columns are the visible prefix", "[host][candidate]") {
 
 /// A workload's inputs in device memory plus the row_info pass.
 struct device_problem {
-  const testing::host_workload& w;
-  device_buffer<uint8_t> q_values, q_scales, cache;
-  device_buffer<float> weights;
-  device_buffer<int32_t> block_table, seq_lens, query_start_loc;
+  indexer_args args;  ///< the workload's, pointing at `inputs`
+  testing::device_inputs inputs;
   device_buffer<device::row_info> rows;
   device_buffer<char> row_ws;
   device_buffer<uint32_t> error_word{1};
 
-  explicit device_problem(const testing::host_workload& wl)
-      : w(wl), q_values(wl.q_values), q_scales(wl.q_scales), cache(wl.kv_cache),
-        weights(wl.weights), block_table(wl.block_table), seq_lens(wl.seq_lens),
-        query_start_loc(wl.query_start_loc), rows(static_cast<size_t>(std::max<int64_t>(wl.num_tokens, 1))),
-        row_ws(device::row_info_workspace(static_cast<int>(wl.seq_lens.size()))) {
+  explicit device_problem(const testing::host_workload& w)
+      : args(w.indexer()),
+        inputs(args),
+        rows(static_cast<size_t>(std::max<int64_t>(w.num_tokens, 1))),
+        row_ws(device::row_info_workspace(args.requests.num_requests)) {
+    inputs.point(args);
     error_word.fill_bytes(0);
   }
 
-  device::row_info_problem row_problem() const {
-    device::row_info_problem p;
-    p.query_start_loc = query_start_loc.data();
-    p.seq_lens = seq_lens.data();
-    p.block_table = block_table.data();
-    p.num_requests = static_cast<int>(w.seq_lens.size());
-    p.block_table_stride = w.max_blocks;
-    p.num_tokens = w.num_tokens;
-    p.num_pages = w.num_pages;
-    p.block_size = w.spec.block_size;
-    p.compress_ratio = w.spec.compress_ratio;
-    p.max_model_len = w.max_model_len;
-    return p;
-  }
-
   void compute_rows() {
-    gpu_check(device::launch_row_info(row_problem(), rows.data(), row_ws.data(), error_word.data(), nullptr),
+    const device::row_info_problem p = device::row_info_problem_of(
+        args.queries, args.cache, args.requests, args.compress_ratio, args.max_model_len);
+    gpu_check(device::launch_row_info(p, rows.data(), row_ws.data(), error_word.data(), nullptr),
               "launch_row_info");
   }
 
+  /// Every row, dense, into out [T][ld] with the -inf tail.
   device::paged_logits_args logits_args(float* out, int64_t ld) const {
-    device::paged_logits_args a;
-    a.q_values = q_values.data();
-    a.q_scales = q_scales.data();
-    a.weights = weights.data();
-    a.num_heads = w.spec.num_heads;
-    a.cache = cache.data();
-    a.page_stride = w.page_stride;
-    a.block_size = w.spec.block_size;
-    a.layout = w.spec.layout;
-    a.block_table = block_table.data();
-    a.block_table_stride = w.max_blocks;
-    a.query_start_loc = query_start_loc.data();
-    a.num_requests = static_cast<int>(w.seq_lens.size());
-    a.rows = rows.data();
-    a.row_begin = 0;
-    a.row_end = w.num_tokens;
+    device::paged_logits_args a =
+        device::paged_logits_args_of(args.queries, args.cache, args.requests, rows.data());
     a.out = out;
     a.ld = ld;
     a.width = ld;
@@ -452,7 +427,7 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   // A non-monotone query_start_loc poisons the whole batch.
   std::vector<int32_t> qsl = w.query_start_loc;
   std::swap(qsl[1], qsl[2]);
-  d.query_start_loc.upload(qsl);
+  d.inputs.query_start_loc.upload(qsl);
   d.error_word.fill_bytes(0);
   d.compute_rows();
   CHECK((d.error_word.download()[0] & device_error_query_start_loc) != 0u);

@@ -56,6 +56,13 @@ std::vector<int32_t> expected_row(const float* s, int32_t n, int k, output_order
   return out;
 }
 
+/// The current device's target, whose top-k numbers (device::topk_tuned) the launches use.
+arch::target device_target() {
+  arch::target t = arch::target::generic;
+  gpu_check(device::current_target(&t), "current_target");
+  return t;
+}
+
 /// Runs the device select with the column as the output index; `one_block` false sends every row
 /// through the multi-block passes.
 std::vector<int32_t> device_select(const score_rows& in, int k, output_order order, bool one_block = true) {
@@ -67,10 +74,13 @@ std::vector<int32_t> device_select(const score_rows& in, int k, output_order ord
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
   const device::float_score_keys keys{scores.data(), in.width};
   const device::int_lengths n{lengths.data()};
+  const auto passes_only = [&](auto target) {
+    return device::launch_topk<device::topk_config_for<decltype(target)::value, false>>(
+        shape, keys, n, device::identity_map{}, out.data(), k, workspace.data(), nullptr);
+  };
   gpu_check(one_block ? device::launch_topk(shape, keys, n, device::identity_map{}, out.data(), k,
                                             workspace.data(), nullptr)
-                      : device::launch_topk<device::topk_config<512, 8, false>>(
-                            shape, keys, n, device::identity_map{}, out.data(), k, workspace.data(), nullptr),
+                      : device::with_target(device_target(), passes_only),
             "launch_topk");
   gpu_check(platform::device_synchronize(), "synchronize");
   return out.download();
@@ -167,7 +177,7 @@ TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") 
         in.add(std::vector<float>(static_cast<size_t>(width), 1.5f), static_cast<int32_t>(width));
         in.add(normal_row(k, rng), k);
         // Enough rows that rows at the limit take the one-block kernel beside longer ones.
-        for (int r = 0; r < device::topk_config<>::one_block_min_rows; ++r)
+        for (int r = 0; r < device::topk_tuned(device_target()).one_block_min_rows; ++r)
           in.add(normal_row(1000 + r, rng), 1000 + r);
         check_order(in, k, order);
       }

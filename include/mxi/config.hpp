@@ -38,4 +38,11 @@ MXI_HOST_DEVICE To bit_cast(const From& from) {
   return to;
 }
 
+/// `value` rounded up to a multiple of `multiple` (> 0).
+template <class T, class M>
+MXI_HOST_DEVICE constexpr T align_up(T value, M multiple) {
+  const T m = static_cast<T>(multiple);
+  return (value + m - 1) / m * m;
+}
+
 }  // namespace mxi

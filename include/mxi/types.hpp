@@ -72,11 +72,15 @@ enum class output_order : uint8_t {
   score,     ///< descending score, ties by ascending position
 };
 
+/// The largest k: the GPU's score-order sort holds a row's k winners in one block (1024 threads,
+/// 4 each).
+inline constexpr int max_topk_k = 4096;
+
 /// The top-k output: [T][stride] int32, K entries a row, -1 past the row's candidates.
 struct topk_output {
   int32_t* indices = nullptr;
   int64_t stride = 0;  ///< >= k
-  int k = 2048;        ///< 1 .. 4096
+  int k = 2048;        ///< 1 .. max_topk_k
   index_space space = index_space::position;
   output_order order = output_order::position;
 };

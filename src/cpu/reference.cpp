@@ -9,6 +9,7 @@
 #include "cpu/output.hpp"
 #include "cpu/quantize.hpp"
 #include "cpu/rows.hpp"
+#include "mxi/format/relu.hpp"
 
 namespace mxi::detail::reference {
 namespace {
@@ -20,9 +21,6 @@ void decode(const uint8_t* values, const uint8_t* scales, int d, double* out) {
     out[i] = static_cast<double>(format::decode_e2m1(format::packed_code(values, i))) *
              static_cast<double>(format::decode_e8m0(scales[i / format::block_elems]));
 }
-
-/// ReLU that keeps NaN (a NaN key must give a NaN score, which ranks lowest).
-double relu(double x) { return x < 0.0 ? 0.0 : x; }
 
 /// Scores of token t over `positions` (all in pages the caller checked).
 std::vector<float> score_positions(const query_view& q, const cache_view& cache,
@@ -50,7 +48,7 @@ std::vector<float> score_positions(const query_view& q, const cache_view& cache,
     for (int h = 0; h < h_count; ++h) {
       double dot = 0.0;
       for (int i = 0; i < d; ++i) dot += query[h * d + i] * key[i];
-      sum += static_cast<double>(q.weights[t * h_count + h]) * relu(dot);
+      sum += static_cast<double>(q.weights[t * h_count + h]) * format::relu(dot);
     }
     scores.push_back(static_cast<float>(sum));
   }

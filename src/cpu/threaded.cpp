@@ -16,6 +16,7 @@
 #include "cpu/rows.hpp"
 #include "cpu/score_key.hpp"
 #include "cpu/tile.hpp"
+#include "mxi/format/relu.hpp"
 
 namespace mxi::detail::cpu {
 namespace {
@@ -53,8 +54,7 @@ void score_tile(const int16_t* q_values, const float* q_scales, const float* wei
       for (int j = 0; j < head_group; ++j)
         dot[j] += __builtin_convertvector(acc[j], f32_lanes) * q_scales[(h + j) * chunks + c] * ks;
     }
-    for (int j = 0; j < head_group; ++j)
-      total += weights[h + j] * (dot[j] < 0.0f ? f32_lanes{} : dot[j]);  // keeps NaN
+    for (int j = 0; j < head_group; ++j) total += weights[h + j] * format::relu(dot[j]);
   }
   std::memcpy(scores, &total, sizeof(total));
 }

@@ -13,6 +13,7 @@
 
 #include "backend.hpp"
 #include "gpu/status.hpp"
+#include "mxi/device/args_from_views.hpp"
 #include "mxi/device/candidates.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
@@ -32,8 +33,9 @@ using device::topk_shape;
 /// the engines' own logits buffers are).
 constexpr size_t chunk_budget = size_t{1} << 30;
 
-size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
-int64_t round_up4(int64_t n) { return (n + 3) / 4 * 4; }
+/// Score rows the workspace holds start on 16 bytes: the one-block top-k reads them 16 bytes at
+/// a time.
+constexpr int score_row_floats = 4;
 
 /// The workspace of one call: sizes computed from the arguments alone, so workspace_bytes and
 /// the entry points agree. Carved in this order.
@@ -59,7 +61,7 @@ size_t select_bytes(const plan& p, int k, output_order order) {
   if (p.blocks > 0)
     bytes = std::max(bytes, device::topk_workspace_bytes(
                                 topk_shape{p.chunk_rows, p.blocks, p.num_candidates, output_order::position}));
-  return align_up(bytes);
+  return platform::aligned_size(bytes);
 }
 
 /// Fills the chunk-dependent sizes: the largest chunk whose per-row scratch fits chunk_budget.
@@ -71,9 +73,9 @@ void size_chunks(plan& p, int num_requests, int k, output_order order) {
   const int64_t most = std::max<int64_t>(1, std::min<int64_t>(p.tokens, static_cast<int64_t>(chunk_budget / per_row)));
   const int64_t chunks = (p.tokens + most - 1) / most;
   p.chunk_rows = (p.tokens + chunks - 1) / chunks;  // even chunks: no short last one
-  p.logits_plan_bytes = align_up(device::paged_logits_workspace(p.chunk_rows, num_requests));
-  p.scores_bytes = p.own_scores ? align_up(static_cast<size_t>(p.chunk_rows * p.ld) * sizeof(float)) : 0;
-  p.block_keys_bytes = align_up(static_cast<size_t>(p.chunk_rows * p.blocks) * sizeof(uint32_t));
+  p.logits_plan_bytes = platform::aligned_size(device::paged_logits_workspace(p.chunk_rows, num_requests));
+  p.scores_bytes = p.own_scores ? platform::aligned_size(static_cast<size_t>(p.chunk_rows * p.ld) * sizeof(float)) : 0;
+  p.block_keys_bytes = platform::aligned_size(static_cast<size_t>(p.chunk_rows * p.blocks) * sizeof(uint32_t));
   p.select_bytes = select_bytes(p, k, order);
 }
 
@@ -91,8 +93,8 @@ template <class Args>
 void size_common(plan& p, const Args& a) {
   p.tokens = a.queries.num_tokens;
   if (p.tokens == 0) return;  // nothing runs, nothing is needed
-  p.row_info_bytes = align_up(static_cast<size_t>(p.tokens) * sizeof(device::row_info));
-  p.checks_bytes = align_up(device::row_info_workspace(a.requests.num_requests));
+  p.row_info_bytes = platform::aligned_size(static_cast<size_t>(p.tokens) * sizeof(device::row_info));
+  p.checks_bytes = platform::aligned_size(device::row_info_workspace(a.requests.num_requests));
 }
 
 status make_plan(const indexer_args& a, plan& p) {
@@ -100,10 +102,10 @@ status make_plan(const indexer_args& a, plan& p) {
   size_common(p, a);
   p.width = a.max_model_len;
   p.own_scores = a.logits.data == nullptr;
-  p.ld = p.own_scores ? round_up4(p.width) : a.logits.stride;
+  p.ld = p.own_scores ? align_up(p.width, score_row_floats) : a.logits.stride;
   if (a.candidates.blocks != nullptr) {
-    if (a.candidates.num_blocks > device::topk_max_k)
-      return unsupported("candidates.num_blocks must be <= 4096 on the GPU backend, got " +
+    if (a.candidates.num_blocks > max_topk_k)
+      return unsupported("candidates.num_blocks must be <= " + std::to_string(max_topk_k) + " on the GPU backend, got " +
                          std::to_string(a.candidates.num_blocks));
     p.num_candidates = a.candidates.num_blocks;
     p.blocks = device::candidate_live_blocks(p.width, a.candidates.block_size);
@@ -118,12 +120,13 @@ status make_plan(const candidate_indexer_args& a, plan& p) {
   if (status s = check_supported(a); !s.ok()) return s;
   size_common(p, a);
   if (a.candidates.num_blocks > device::candidate_max_blocks)
-    return unsupported("candidates.num_blocks must be <= 4096 on the GPU backend, got " +
+    return unsupported("candidates.num_blocks must be <= " + std::to_string(device::candidate_max_blocks) +
+                       " on the GPU backend, got " +
                        std::to_string(a.candidates.num_blocks));
   p.num_candidates = a.candidates.num_blocks;
   p.width = std::min<int64_t>(int64_t{a.candidates.num_blocks} * a.candidates.block_size, a.max_model_len);
-  p.ld = round_up4(p.width);
-  p.prepared_bytes = align_up(static_cast<size_t>(p.tokens) * (a.candidates.num_blocks + 1) * sizeof(int32_t));
+  p.ld = align_up(p.width, score_row_floats);
+  p.prepared_bytes = platform::aligned_size(static_cast<size_t>(p.tokens) * (a.candidates.num_blocks + 1) * sizeof(int32_t));
   if (!device::topk_supports(topk_shape{1, p.width, a.topk.k, a.topk.order}))
     return unsupported("candidates.num_blocks * candidates.block_size must be < 2^28 on the GPU backend");
   size_chunks(p, a.requests.num_requests, a.topk.k, a.topk.order);
@@ -170,39 +173,10 @@ status check_workspace(const plan& p, const execution& exec) {
   return {};
 }
 
+/// row_info's problem for either entry point.
 template <class Args>
 device::row_info_problem row_problem(const Args& a) {
-  device::row_info_problem r;
-  r.query_start_loc = a.requests.query_start_loc;
-  r.seq_lens = a.requests.seq_lens;
-  r.block_table = a.requests.block_table;
-  r.num_requests = a.requests.num_requests;
-  r.block_table_stride = a.requests.block_table_stride;
-  r.num_tokens = a.queries.num_tokens;
-  r.num_pages = a.cache.num_pages;
-  r.block_size = a.cache.block_size;
-  r.compress_ratio = a.compress_ratio;
-  r.max_model_len = a.max_model_len;
-  return r;
-}
-
-template <class Args>
-device::paged_logits_args logits_problem(const Args& a, const device::row_info* rows) {
-  device::paged_logits_args l;
-  l.q_values = a.queries.values;
-  l.q_scales = a.queries.scales;
-  l.weights = a.queries.weights;
-  l.num_heads = a.queries.num_heads;
-  l.cache = a.cache.data;
-  l.page_stride = a.cache.page_stride;
-  l.block_size = a.cache.block_size;
-  l.layout = a.cache.layout;
-  l.block_table = a.requests.block_table;
-  l.block_table_stride = a.requests.block_table_stride;
-  l.query_start_loc = a.requests.query_start_loc;
-  l.num_requests = a.requests.num_requests;
-  l.rows = rows;
-  return l;
+  return device::row_info_problem_of(a.queries, a.cache, a.requests, a.compress_ratio, a.max_model_len);
 }
 
 /// Runs the select of one chunk with the index space the caller asked for.
@@ -256,7 +230,7 @@ status run_indexer(const indexer_args& a, const execution& exec) {
   const carved ws(p, exec.workspace);
   MXI_GPU_RETURN_IF_ERROR(device::launch_row_info(row_problem(a), ws.rows, ws.checks, exec.error_word, stream));
 
-  device::paged_logits_args logits = logits_problem(a, ws.rows);
+  device::paged_logits_args logits = device::paged_logits_args_of(a.queries, a.cache, a.requests, ws.rows);
   logits.width = p.width;
   logits.clean = !p.own_scores && a.logits.clean;
   for (int64_t begin = 0; begin < p.tokens; begin += p.chunk_rows) {
@@ -301,7 +275,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(a.candidates.blocks, a.candidates.stride, p.tokens, ncb, cbs,
                                              device::visible_lengths{ws.rows}, ids, ncb, counts, stream));
 
-  device::paged_logits_args logits = logits_problem(a, ws.rows);
+  device::paged_logits_args logits = device::paged_logits_args_of(a.queries, a.cache, a.requests, ws.rows);
   logits.candidate_ids = ids;
   logits.candidate_stride = ncb;
   logits.candidate_counts = counts;

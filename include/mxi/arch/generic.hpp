@@ -8,13 +8,12 @@
 #include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
+#include "mxi/format/relu.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
 namespace mxi::arch::generic {
 
 #if MXI_GPU_COMPILER
-
-MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
 
 template <int WaveSize, int Heads>
 struct row_scorer {
@@ -78,7 +77,7 @@ struct row_scorer {
         for (int j = 0; j < 8; ++j) dot = platform::dot4_i8(k[8 * b + j], q[h * words + 8 * b + j], dot);
         acc = fmaf(static_cast<float>(dot), q_scale[h * blocks + b] * sk[b], acc);
       }
-      total = fmaf(weight[h], relu(acc), total);
+      total = fmaf(weight[h], format::relu(acc), total);
     }
     out(n, total);
   }

@@ -24,6 +24,7 @@
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
 #include "mxi/format/mxfp4.hpp"
+#include "mxi/format/relu.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #if MXI_GPU_COMPILER
 #include "mxi/platform/intrinsics.hpp"
@@ -152,7 +153,7 @@ MXI_HOST_DEVICE query_fragment<Heads> load_query(const uint8_t* q_values, const 
 /// sum over its four heads of w * relu(q . k). NaN passes through relu, as in the reference.
 MXI_HOST_DEVICE float weighted_relu(const float (&acc)[acc_size], const float (&w)[acc_size]) {
   float sum = 0.0f;
-  for (int i = 0; i < acc_size; ++i) sum += w[i] * (acc[i] < 0.0f ? 0.0f : acc[i]);
+  for (int i = 0; i < acc_size; ++i) sum += w[i] * format::relu(acc[i]);
   return sum;
 }
 

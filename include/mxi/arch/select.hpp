@@ -5,10 +5,10 @@
 // no tile for runs the generic one.
 #pragma once
 
-#include <atomic>
 #include <cstring>
 
 #include "mxi/arch/generic.hpp"
+#include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 #if MXI_PLATFORM_HIP
 #include "mxi/arch/gfx950.hpp"
@@ -97,30 +97,20 @@ inline platform::error_t can_run(int device, target t, bool* out) {
 /// The fastest tile `device` can run: sm90 or gfx950 where it can run, else generic. Cached per
 /// device.
 inline platform::error_t select_target(int device, target* out) {
-  constexpr int max_devices = 64;
-  static std::atomic<int> cache[max_devices] = {};  // target + 1; 0: not queried yet
-  const bool cacheable = device >= 0 && device < max_devices;
-  if (cacheable) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached != 0) {
-      *out = static_cast<target>(cached - 1);
-      return platform::success;
+  static platform::per_device_cache<target> cache;
+  return cache.get(device, out, [device](target* best) {
+    *best = target::generic;
+    for (const target t : {target::sm90, target::gfx950}) {
+      bool runs = false;
+      const platform::error_t e = can_run(device, t, &runs);
+      if (e != platform::success) return e;
+      if (runs) {
+        *best = t;
+        break;
+      }
     }
-  }
-  *out = target::generic;
-  platform::error_t e = platform::success;
-  for (const target t : {target::sm90, target::gfx950}) {
-    bool runs = false;
-    e = can_run(device, t, &runs);
-    if (e != platform::success) break;
-    if (runs) {
-      *out = t;
-      break;
-    }
-  }
-  if (e == platform::success && cacheable)
-    cache[device].store(static_cast<int>(*out) + 1, std::memory_order_relaxed);
-  return e;
+    return platform::success;
+  });
 }
 
 }  // namespace mxi::arch

@@ -42,6 +42,7 @@
 #include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
+#include "mxi/format/relu.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -202,8 +203,6 @@ MXI_DEVICE void wgmma_u8s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t
   if constexpr (N == 64) wgmma_m64n64k32_u8s8<Accumulate>(d, a, desc);
   else wgmma_m64n32k32_u8s8<Accumulate>(d, a, desc);
 }
-
-MXI_DEVICE float relu(float x) { return x < 0.0f ? 0.0f : x; }  // keeps NaN
 
 /// relu of a head's dot product as fp32 from its s32 accumulator x = dot + 48 * column sum, with
 /// `bits` = 0x4B400000 - 48 * column sum: exact for |dot| < 2^22 (1.5 * 2^23 + dot carries dot
@@ -458,10 +457,10 @@ struct tile_scorer {
 #pragma unroll
       for (int j = 0; j < n8 / 8; ++j) {
         const float2 w = *reinterpret_cast<const float2*>(weight_e4m3 + col0 + 8 * j + 2 * t);
-        p0 = fmaf(w.x, relu(total[4 * j + 0]), p0);
-        p0 = fmaf(w.y, relu(total[4 * j + 1]), p0);
-        p1 = fmaf(w.x, relu(total[4 * j + 2]), p1);
-        p1 = fmaf(w.y, relu(total[4 * j + 3]), p1);
+        p0 = fmaf(w.x, format::relu(total[4 * j + 0]), p0);
+        p0 = fmaf(w.y, format::relu(total[4 * j + 1]), p0);
+        p1 = fmaf(w.x, format::relu(total[4 * j + 2]), p1);
+        p1 = fmaf(w.y, format::relu(total[4 * j + 3]), p1);
       }
     }
   }

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "mxi/block/group_quantize.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -31,12 +33,26 @@ struct k_cache_write_problem {
 
 namespace detail {
 
-/// Threads in blocks of this many, 8 a quantized block, so every wave is whole.
-inline constexpr int quantize_threads = 256;
+/// Calls f(std::integral_constant<int, Threads>{}) with the current device's quantizer block
+/// (quantize_tuned) and returns what f returns.
+template <class F>
+platform::error_t with_quantize_threads(F&& f) {
+  arch::target t = arch::target::generic;
+  const platform::error_t e = current_target(&t);
+  if (e != platform::success) return e;
+  return with_target(t, [&](auto target) {
+    return f(std::integral_constant<int, quantize_tuned(decltype(target)::value).threads>{});
+  });
+}
 
-template <class Layout>
-__global__ __launch_bounds__(quantize_threads) void write_k_cache_kernel(k_cache_write_problem p,
-                                                                         uint32_t* error_word) {
+/// Blocks of `threads` that cover `lanes` lanes.
+inline unsigned quantize_blocks(int64_t lanes, int threads) {
+  return static_cast<unsigned>((lanes + threads - 1) / threads);
+}
+
+template <int Threads, class Layout>
+__global__ __launch_bounds__(Threads) void write_k_cache_kernel(k_cache_write_problem p,
+                                                                uint32_t* error_word) {
   const int chunks = p.head_dim / format::block_elems;
   const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t b = lane / block::quantize_group_lanes;  // (token, chunk) block of k
@@ -68,11 +84,14 @@ inline platform::error_t launch_k_cache_write(const k_cache_write_problem& p, ca
                                               uint32_t* error_word, platform::stream_t stream) {
   const int64_t lanes = p.num_tokens * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
   if (lanes == 0) return platform::success;
-  const auto blocks = static_cast<unsigned>((lanes + detail::quantize_threads - 1) / detail::quantize_threads);
-  layout::dispatch(kind, [&](auto l) {
-    detail::write_k_cache_kernel<decltype(l)><<<blocks, detail::quantize_threads, 0, stream>>>(p, error_word);
+  return detail::with_quantize_threads([&](auto threads) {
+    constexpr int n = decltype(threads)::value;
+    layout::dispatch(kind, [&](auto l) {
+      detail::write_k_cache_kernel<n, decltype(l)>
+          <<<detail::quantize_blocks(lanes, n), n, 0, stream>>>(p, error_word);
+    });
+    return platform::last_error();
   });
-  return platform::last_error();
 }
 
 #endif  // MXI_GPU_COMPILER

@@ -267,11 +267,11 @@ struct logits_smem {
   static constexpr int stages = 4;
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
   /// What the scorer's prepare_key writes for the tile being scored (16-byte aligned).
-  static constexpr int prepared_bytes = (scorer::prepared_bytes + 15) / 16 * 16;
+  static constexpr int prepared_bytes = align_up(scorer::prepared_bytes, 16);
   /// A bulk-copy barrier a stage (8 bytes each, 16-byte aligned region).
-  static constexpr int barrier_bytes = (stages * 8 + 15) / 16 * 16;
+  static constexpr int barrier_bytes = align_up(stages * 8, 16);
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
-  static constexpr int scratch_stride(int group) { return (scorer::scratch_bytes(group) + 15) / 16 * 16; }
+  static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 16); }
   static constexpr int bytes(int units, int group) {
     return stages * stage_bytes + column_bytes + prepared_bytes + barrier_bytes + units * scratch_stride(group);
   }

@@ -23,7 +23,8 @@ struct q_quantize_problem {
 
 namespace detail {
 
-__global__ __launch_bounds__(quantize_threads) void quantize_q_kernel(q_quantize_problem p) {
+template <int Threads>
+__global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
   const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t b = lane / block::quantize_group_lanes;
   const int part = static_cast<int>(lane % block::quantize_group_lanes);
@@ -41,9 +42,11 @@ __global__ __launch_bounds__(quantize_threads) void quantize_q_kernel(q_quantize
 inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform::stream_t stream) {
   const int64_t lanes = p.num_rows * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
   if (lanes == 0) return platform::success;
-  const auto blocks = static_cast<unsigned>((lanes + detail::quantize_threads - 1) / detail::quantize_threads);
-  detail::quantize_q_kernel<<<blocks, detail::quantize_threads, 0, stream>>>(p);
-  return platform::last_error();
+  return detail::with_quantize_threads([&](auto threads) {
+    constexpr int n = decltype(threads)::value;
+    detail::quantize_q_kernel<n><<<detail::quantize_blocks(lanes, n), n, 0, stream>>>(p);
+    return platform::last_error();
+  });
 }
 
 #endif  // MXI_GPU_COMPILER

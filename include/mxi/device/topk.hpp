@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -19,33 +18,34 @@
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
 #include "mxi/device/detail/topk_row_kernel.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/platform/device_limits.hpp"
+#include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/types.hpp"
 
 namespace mxi::device {
 
-/// The multi-block passes: threads of a block and columns each thread takes (a segment of
-/// block_threads * items columns), and the blocks a pass launches at most (segments past it are
-/// taken in turn by the same blocks: 1024 is about four resident blocks of 512 threads on every SM
-/// of an H200 or CU of an MI355X). OneBlockRows: rows that fit take the one-block kernel (false
-/// sends every row through the passes; the tests compare both paths). Where some row may not fit,
-/// a call of fewer than one_block_min_rows rows sends every row through the passes: a few rows
-/// fill the GPU better with several blocks each (H200, max_model_len 1M: 8 x 32K took 82 us on
-/// the passes, 94 us with a block a row).
-template <int BlockThreads = 512, int ItemsPerThread = 8, bool OneBlockRows = true>
+/// A top-k launch's numbers as template arguments (see topk_tuning). OneBlockRows: rows that fit
+/// take the one-block kernel (false sends every row through the passes; the tests compare both).
+template <int BlockThreads, int ItemsPerThread, int MaxBlocks, int OneBlockMinRows,
+          bool OneBlockRows = true>
 struct topk_config {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int segment = BlockThreads * ItemsPerThread;
-  static constexpr int max_blocks = 1024;
+  static constexpr int max_blocks = MaxBlocks;
+  static constexpr int one_block_min_rows = OneBlockMinRows;
   static constexpr bool one_block_rows = OneBlockRows;
-  static constexpr int one_block_min_rows = 32;
   static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
   static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
 };
 
-inline constexpr int topk_max_k = 4096;
+/// Target T's config (topk_tuned).
+template <arch::target T, bool OneBlockRows = true>
+using topk_config_for =
+    topk_config<topk_tuned(T).pass_threads, topk_tuned(T).pass_items, topk_tuned(T).max_blocks,
+                topk_tuned(T).one_block_min_rows, OneBlockRows>;
 
 /// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
 /// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
@@ -87,8 +87,6 @@ struct topk_shape {
 
 namespace detail {
 
-inline size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 template <class Config>
 int64_t topk_segments(int64_t width) {
   return width <= Config::segment ? 1 : (width + Config::segment - 1) / Config::segment;
@@ -110,15 +108,18 @@ struct topk_workspace {
 
   static size_t cleared_bytes(const topk_shape& s) {
     const size_t rows = static_cast<size_t>(s.rows);
-    return align_up(rows * block::radix_digits::total_bins * sizeof(uint32_t)) +
-           align_up(rows * block::radix_digits::passes * sizeof(uint32_t)) +
-           align_up(rows * block::radix_digits::passes * sizeof(threshold_state)) +
-           align_up(rows * topk_segments<Config>(s.width) * sizeof(unsigned long long)) +
-           align_up(sizeof(unsigned int));
+    return platform::aligned_size(rows * block::radix_digits::total_bins * sizeof(uint32_t)) +
+           platform::aligned_size(rows * block::radix_digits::passes * sizeof(uint32_t)) +
+           platform::aligned_size(rows * block::radix_digits::passes * sizeof(threshold_state)) +
+           platform::aligned_size(rows * topk_segments<Config>(s.width) *
+                                  sizeof(unsigned long long)) +
+           platform::aligned_size(sizeof(unsigned int));
   }
   static size_t bytes(const topk_shape& s) {
     return cleared_bytes(s) +
-           (s.order == output_order::score ? align_up(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t)) : 0);
+           (s.order == output_order::score
+                ? platform::aligned_size(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t))
+                : 0);
   }
   /// `split`: rows of at most this many columns are the one-block kernel's.
   topk_workspace(const topk_shape& s, int64_t split, void* base) {
@@ -128,7 +129,7 @@ struct topk_workspace {
     char* p = static_cast<char*>(base);
     auto carve = [&p](size_t bytes) {
       char* q = p;
-      p += align_up(bytes);
+      p += platform::aligned_size(bytes);
       return q;
     };
     scratch.hist = reinterpret_cast<uint32_t*>(carve(rows * block::radix_digits::total_bins * sizeof(uint32_t)));
@@ -141,10 +142,18 @@ struct topk_workspace {
   }
 };
 
-/// One block per row holding Threads * 4 >= k winners; rows of at most `split` columns are skipped.
-template <int Threads, class Keys, class Lengths, class Map>
-void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths, const int32_t* selected,
-                 Map map, int32_t* out, int64_t out_stride, platform::stream_t stream) {
+/// One block per row holding Threads * 4 >= k winners, the fewest threads from 128 that do; rows of
+/// at most `split` columns are skipped.
+template <int Threads = 128, class Keys, class Lengths, class Map>
+void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths,
+                 const int32_t* selected, Map map, int32_t* out, int64_t out_stride,
+                 platform::stream_t stream) {
+  static_assert(1024 * 4 >= max_topk_k, "the widest sort holds every k");
+  if constexpr (Threads < 1024) {
+    if (s.k > Threads * 4)
+      return launch_sort<Threads * 2>(s, split, keys, lengths, selected, map, out, out_stride,
+                                      stream);
+  }
   sort_selected_kernel<Threads, 4><<<static_cast<unsigned>(s.rows), Threads, 0, stream>>>(
       keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
 }
@@ -156,6 +165,7 @@ inline constexpr int row_select_threads = 1024;
 /// position order, else the winners each thread sorts (k <= S * row_select_threads).
 template <class F>
 auto with_sort_items(const topk_shape& s, F&& f) {
+  static_assert(4 * row_select_threads >= max_topk_k, "the widest sort holds every k");
   if (s.order == output_order::position) return f(std::integral_constant<int, 0>{});
   if (s.k <= row_select_threads) return f(std::integral_constant<int, 1>{});
   if (s.k <= 2 * row_select_threads) return f(std::integral_constant<int, 2>{});
@@ -177,13 +187,14 @@ platform::error_t launch_row_select(const topk_shape& s, int64_t longest, int de
   constexpr int threads = row_select_threads;
   auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
   // Raise the kernel's limit once per device: the attribute call is host time on every launch.
-  static std::atomic<uint64_t> raised{0};
-  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
-  if ((raised.load(std::memory_order_relaxed) & bit) == 0 || bit == 0) {
-    const platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
-    if (e != platform::success) return e;
-    raised.fetch_or(bit, std::memory_order_relaxed);
-  }
+  // The cache keeps only that the call succeeded.
+  static platform::per_device_cache<bool> raised;
+  bool is_raised = false;
+  const platform::error_t e = raised.get(device, &is_raised, [&](bool* out) {
+    *out = true;
+    return platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
+  });
+  if (e != platform::success) return e;
   const int64_t width = s.width < longest ? s.width : longest;
   const size_t smem = row_select_smem<threads, SortItems>::bytes(width, s.k);
   kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, width, map,
@@ -202,24 +213,33 @@ inline int64_t topk_one_block_width(const topk_shape& shape) {
   return detail::one_block_width(shape, limit);
 }
 
-/// Bytes of workspace launch_topk needs for `shape`.
-template <class Config = topk_config<>>
-size_t topk_workspace_bytes(const topk_shape& shape) {
-  return detail::topk_workspace<Config>::bytes(shape);
+/// Bytes of workspace launch_topk needs for `shape` on any target (no device is asked).
+inline size_t topk_workspace_bytes(const topk_shape& shape) {
+  size_t most = 0;
+  for (const arch::target t : all_targets)
+    most = std::max(
+        most, with_target(t, [&](auto target) {
+          return detail::topk_workspace<topk_config_for<decltype(target)::value>>::bytes(shape);
+        }));
+  return most;
 }
 
-/// Whether launch_topk takes `shape` (k in [1, 4096], segments within a grid dimension,
-/// columns below 2^31).
-template <class Config = topk_config<>>
-bool topk_supports(const topk_shape& shape) {
-  return shape.k >= 1 && shape.k <= topk_max_k && shape.rows >= 0 && shape.rows <= INT32_MAX &&
-         shape.width < INT32_MAX && detail::topk_segments<Config>(shape.width) <= 65535;
+/// Whether launch_topk takes `shape` on any target (k in [1, max_topk_k], segments within a grid
+/// dimension, columns below 2^31).
+inline bool topk_supports(const topk_shape& shape) {
+  bool segments_fit = true;
+  for (const arch::target t : all_targets)
+    segments_fit &= with_target(t, [&](auto target) {
+      return detail::topk_segments<topk_config_for<decltype(target)::value>>(shape.width) <= 65535;
+    });
+  return shape.k >= 1 && shape.k <= max_topk_k && shape.rows >= 0 && shape.rows <= INT32_MAX &&
+         shape.width < INT32_MAX && segments_fit;
 }
 
-/// Selects row by row into out[row][0, k). `workspace` holds topk_workspace_bytes(shape) bytes
-/// (the one-block path leaves it untouched).
+/// Selects row by row into out[row][0, k) with `Config`'s numbers. `workspace` holds
+/// topk_workspace_bytes(shape) bytes (the one-block path leaves it untouched).
 /// Returns the launch status (platform::success when every kernel was queued).
-template <class Config = topk_config<>, class Keys, class Lengths, class Map>
+template <class Config, class Keys, class Lengths, class Map>
 platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
                               int32_t* out, int64_t out_stride, void* workspace,
                               platform::stream_t stream) {
@@ -259,15 +279,22 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   }
   detail::radix_compact_kernel<Config, false><<<grid, threads, 0, stream>>>(
       keys, lengths, shape.k, ws.scratch, identity_map{}, ws.selected, int64_t{shape.k});
-  if (shape.k <= 512)
-    detail::launch_sort<128>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
-  else if (shape.k <= 1024)
-    detail::launch_sort<256>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
-  else if (shape.k <= 2048)
-    detail::launch_sort<512>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
-  else
-    detail::launch_sort<1024>(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
+  detail::launch_sort(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
   return platform::last_error();
+}
+
+/// The same with the current device's target's numbers (topk_tuned).
+template <class Keys, class Lengths, class Map>
+platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
+                              int32_t* out, int64_t out_stride, void* workspace,
+                              platform::stream_t stream) {
+  arch::target t = arch::target::generic;
+  const platform::error_t e = current_target(&t);
+  if (e != platform::success) return e;
+  return with_target(t, [&](auto target) {
+    return launch_topk<topk_config_for<decltype(target)::value>>(shape, keys, lengths, map, out,
+                                                                 out_stride, workspace, stream);
+  });
 }
 
 }  // namespace mxi::device

@@ -53,6 +53,13 @@ inline constexpr error_t invalid_value = cudaErrorInvalidValue;
 #define MXI_PLATFORM_ATTR_CC_MAJOR cudaDevAttrComputeCapabilityMajor
 #define MXI_PLATFORM_ATTR_CC_MINOR cudaDevAttrComputeCapabilityMinor
 #endif
+static_assert(success == error_t{},
+              "per_device_cache.hpp reads a value-initialised error as success");
+
+/// Allocations start on this many bytes at least; workspace pieces are padded to it
+/// (aligned_size), so each starts as aligned as an allocation.
+inline constexpr size_t allocation_alignment = 256;
+constexpr size_t aligned_size(size_t bytes) { return align_up(bytes, allocation_alignment); }
 
 enum class copy_kind { host_to_device, device_to_host, device_to_device };
 

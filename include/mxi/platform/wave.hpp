@@ -2,9 +2,9 @@
 // per device, and the switch that turns it into the template argument kernels take.
 #pragma once
 
-#include <atomic>
 #include <type_traits>
 
+#include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::platform {
@@ -20,21 +20,13 @@ inline constexpr bool supports_wave64 = false;
 
 /// Wave size of `device`, queried once and cached (0 and an error when the query fails).
 inline error_t device_wave_size(int device, int* wave_size) {
-  constexpr int max_devices = 64;
-  static std::atomic<int> cache[max_devices] = {};
-  if (device >= 0 && device < max_devices) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached != 0) {
-      *wave_size = cached;
-      return success;
-    }
-  }
-  device_prop_t prop;
-  const error_t e = get_device_properties(&prop, device);
-  *wave_size = e == success ? prop.warpSize : 0;
-  if (e == success && device >= 0 && device < max_devices)
-    cache[device].store(prop.warpSize, std::memory_order_relaxed);
-  return e;
+  static per_device_cache<int> cache;
+  return cache.get(device, wave_size, [device](int* out) {
+    device_prop_t prop;
+    const error_t e = get_device_properties(&prop, device);
+    *out = e == success ? prop.warpSize : 0;
+    return e;
+  });
 }
 
 /// Calls f(std::integral_constant<int, W>{}) for the device's wave size W; returns false when the

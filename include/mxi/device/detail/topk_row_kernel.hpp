@@ -18,14 +18,13 @@ template <int Threads, int SortItems>
 struct row_select_smem {
   using topk = block::block_topk<Threads, SortItems>;
 
-  MXI_HOST_DEVICE static constexpr size_t round16(size_t bytes) { return (bytes + 15) / 16 * 16; }
   MXI_HOST_DEVICE static constexpr size_t head_bytes() {
-    return round16(sizeof(typename topk::storage_type));
+    return align_up(sizeof(typename topk::storage_type), 16);
   }
   MXI_HOST_DEVICE static constexpr size_t body_bytes(int64_t width) {
     const size_t tile = static_cast<size_t>(topk::row_vectors(width)) * 16;
     const size_t sort_bytes = SortItems == 0 ? 0 : sizeof(typename topk::sort_storage_type);
-    return round16(tile > sort_bytes ? tile : sort_bytes);
+    return align_up(tile > sort_bytes ? tile : sort_bytes, 16);
   }
   MXI_HOST_DEVICE static constexpr size_t bytes(int64_t width, int k) {
     return head_bytes() + body_bytes(width) + (SortItems == 0 ? 0 : static_cast<size_t>(k) * 8);

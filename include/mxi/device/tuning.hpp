@@ -1,0 +1,83 @@
+// The launchers' tuning numbers: one config struct per kernel, one value per arch target
+// (rocPRIM's per-architecture kernel configs). A launcher asks which target the current device
+// runs (arch::select_target, cached) and instantiates its kernel with that target's numbers;
+// targets with equal numbers share one instantiation, since the kernels take the numbers, not the
+// target. Only sm90 (H200) is measured: generic and gfx950 repeat its values until someone
+// measures there.
+#pragma once
+
+#include <type_traits>
+
+#include "mxi/arch/select.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::device {
+
+/// The multi-block top-k passes (detail/topk_kernels.hpp) and when a call takes them.
+struct topk_tuning {
+  int pass_threads;  ///< threads of a pass block
+  int pass_items;    ///< columns a thread takes of each segment (a segment: threads * items)
+  /// Blocks a pass launches at most; a row with more segments has its blocks take several each.
+  int max_blocks;
+  /// Where some row may not fit the one-block kernel, a call of fewer rows than this sends every
+  /// row through the passes: a few rows fill the GPU better with several blocks each.
+  int one_block_min_rows;
+};
+
+/// The K-cache writer and the Q quantizer: 8 lanes a 32-element block.
+struct quantize_tuning {
+  int threads;  ///< a block; a multiple of 64, so every wave is whole on either vendor
+};
+
+constexpr topk_tuning topk_tuned(arch::target t) {
+  switch (t) {
+    // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows:
+    // 8 x 32K at max_model_len 1M took 82 us on the passes, 94 us with a block a row.
+    case arch::target::sm90:
+      return {512, 8, 1024, 32};
+    // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured.
+    case arch::target::gfx950:
+      return {512, 8, 1024, 32};
+    default:
+      return {512, 8, 1024, 32};  // generic: not measured
+  }
+}
+
+constexpr quantize_tuning quantize_tuned(arch::target t) {
+  switch (t) {
+    case arch::target::sm90:
+      return {256};
+    case arch::target::gfx950:
+      return {256};  // not measured
+    default:
+      return {256};  // generic: not measured
+  }
+}
+
+/// Every target a tuning table holds a value for.
+inline constexpr arch::target all_targets[] = {arch::target::generic, arch::target::sm90,
+                                               arch::target::gfx950};
+
+/// Calls f(std::integral_constant<arch::target, T>{}) for the run-time target `t`.
+template <class F>
+decltype(auto) with_target(arch::target t, F&& f) {
+  using arch::target;
+  switch (t) {
+    case target::sm90:
+      return f(std::integral_constant<target, target::sm90>{});
+    case target::gfx950:
+      return f(std::integral_constant<target, target::gfx950>{});
+    default:
+      return f(std::integral_constant<target, target::generic>{});
+  }
+}
+
+/// The current device's target (what its tuning is looked up by).
+inline platform::error_t current_target(arch::target* t) {
+  int device = 0;
+  const platform::error_t e = platform::get_device(&device);
+  if (e != platform::success) return e;
+  return arch::select_target(device, t);
+}
+
+}  // namespace mxi::device
