@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "mxi/platform/runtime.hpp"
+#include "mxi/platform/wave64_emulation.hpp"
 
 namespace mxi::platform {
 
@@ -13,9 +14,9 @@ namespace mxi::platform {
 #if MXI_PLATFORM_HIP
 inline constexpr bool supports_wave32 = true;
 inline constexpr bool supports_wave64 = true;
-#else
-inline constexpr bool supports_wave32 = true;
-inline constexpr bool supports_wave64 = false;
+#else  // 64 only in MXI_EMULATE_WAVE64 test builds, where every device reports 64
+inline constexpr bool supports_wave32 = !wave64::emulated;
+inline constexpr bool supports_wave64 = wave64::emulated;
 #endif
 
 /// Wave size of `device`, queried once and cached (0 and an error when the query fails).
@@ -31,9 +32,10 @@ inline error_t device_wave_size(int device, int* wave_size) {
   }
   device_prop_t prop;
   const error_t e = get_device_properties(&prop, device);
-  *wave_size = e == success ? prop.warpSize : 0;
+  const int size = wave64::emulated ? 64 : prop.warpSize;
+  *wave_size = e == success ? size : 0;
   if (e == success && device >= 0 && device < max_devices)
-    cache[device].store(prop.warpSize, std::memory_order_relaxed);
+    cache[device].store(size, std::memory_order_relaxed);
   return e;
 }
 
