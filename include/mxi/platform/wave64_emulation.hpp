@@ -43,15 +43,22 @@ inline constexpr int max_waves = 15;  ///< named barriers 1..15
 MXI_DEVICE int lane() { return static_cast<int>(threadIdx.x) & 63; }
 MXI_DEVICE int wave() { return static_cast<int>(threadIdx.x) >> 6; }
 
+/// Traps in a block the emulation cannot serve (see the file comment), before any slot or
+/// barrier id past the limit is touched.
+MXI_DEVICE void check_block() {
+  if (blockDim.x % 64 != 0 || blockDim.x > max_waves * 64 || blockDim.y * blockDim.z != 1) __trap();
+}
+
 /// The wave's 64 exchange slots (one static array for every wave slot of the block).
 MXI_DEVICE uint64_t* slots() {
   __shared__ uint64_t all[max_waves * 64];
-  if (blockDim.x % 64 != 0 || blockDim.x > max_waves * 64 || blockDim.y * blockDim.z != 1) __trap();
+  check_block();
   return all + wave() * 64;
 }
 
 /// Barrier of the wave's two warps, ordering their shared-memory accesses.
 MXI_DEVICE void sync() {
+  check_block();
   asm volatile("barrier.sync %0, 64;" : : "r"(1 + wave()) : "memory");
 }
 
