@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the wave64 suite (the GPU tests built with MXI_EMULATE_WAVE64: two warps act as one
 # 64-lane wave) on an NVIDIA GPU, then compute-sanitizer over it, writing logs to $OUT (or
-# ./wave64-check). Usage: tools/wave64-check.sh BUILD_DIR [tests|memcheck|racecheck|synccheck|all]
+# ./wave64-check). Usage:
+#   tools/wave64-check.sh BUILD_DIR [tests|memcheck|racecheck|synccheck|all [BINARY...]]
+# BINARY names some of the binaries below (default: all of them), to split a run in parts.
 # BUILD_DIR/tests must hold the test_gpu_wave64_* binaries, from
 #   cmake -S . -B build/w64 -DMXI_BACKEND=cuda -DMXI_EMULATE_WAVE64=ON \
 #     -DCMAKE_CUDA_ARCHITECTURES=90a -DCMAKE_BUILD_TYPE=Release
@@ -16,8 +18,10 @@ if [ "${1:-}" = "--targets" ]; then
   echo "${binaries[@]}"
   exit 0
 fi
-build=${1:?usage: tools/wave64-check.sh BUILD_DIR [tests|memcheck|racecheck|synccheck|all]}
+build=${1:?usage: tools/wave64-check.sh BUILD_DIR [tests|memcheck|racecheck|synccheck|all [BINARY...]]}
 part=${2:-all}
+shift $(($# < 2 ? $# : 2))
+[ $# -gt 0 ] && binaries=("$@")
 out=${OUT:-wave64-check}
 mkdir -p "$out"
 status=0
@@ -27,7 +31,7 @@ run() { "$@" || { echo "FAILED: $*"; status=1; }; }
 for b in "${binaries[@]}"; do
   [ -x "$build/tests/$b" ] || { echo "missing $build/tests/$b (configure with -DMXI_EMULATE_WAVE64=ON)"; exit 1; }
 done
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || { echo "no NVIDIA GPU here"; exit 1; }
 
 if [ "$part" = tests ] || [ "$part" = all ]; then
   step "wave64 tests (Catch2 summaries)"
@@ -41,7 +45,7 @@ for tool in memcheck racecheck synccheck; do
   [ "$part" = "$tool" ] || [ "$part" = all ] || continue
   step "compute-sanitizer $tool (all but the [large] cases)"
   list=("${binaries[@]}")
-  [ "$tool" = synccheck ] && list=(test_gpu_wave64_wave_ops test_gpu_wave64_logits)
+  [ "$tool" = synccheck ] && [ $# -eq 0 ] && list=(test_gpu_wave64_wave_ops test_gpu_wave64_logits)
   for b in "${list[@]}"; do
     start=$SECONDS
     run compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/$b" '~[large]' \
