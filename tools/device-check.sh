@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 step "GPU tests (Catch2 summaries)"
 # test_mxi_run: only its [gpu] cases; its CPU cases run in CI, and under Catch2 v2 a skipped
 # case (the no-GPU one) ends a directly run binary (tests/common/skip.hpp).
-for t in test_gpu_logits test_gpu_topk test_gpu_indexer test_gpu_reliability "test_mxi_run [gpu]"; do
+for t in test_gpu_wave_ops test_gpu_logits test_gpu_topk test_gpu_indexer test_gpu_reliability "test_mxi_run [gpu]"; do
   set -- $t
   run "$build/tests/$1" ${2:+"$2"} > "$out/$1.log" 2>&1
   echo "$1: $(tail -3 "$out/$1.log" | tr '\n' ' ')"
@@ -36,7 +36,7 @@ step "main job on the GPU"
 run "$build/tools/mxi-main-job" --size large 2>&1 | tee "$out/main-job.log" | tail -25
 for tool in memcheck racecheck; do
   step "compute-sanitizer $tool (all but the [large] cases)"
-  for t in test_gpu_topk test_gpu_indexer test_gpu_logits test_gpu_reliability; do
+  for t in test_gpu_wave_ops test_gpu_topk test_gpu_indexer test_gpu_logits test_gpu_reliability; do
     run compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/$t" '~[large]' \
       > "$out/$tool-$t.log" 2>&1
     tail -2 "$out/$tool-$t.log"

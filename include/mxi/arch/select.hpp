@@ -10,6 +10,7 @@
 #include "mxi/arch/generic.hpp"
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/platform/wave.hpp"
 #if MXI_PLATFORM_HIP
 #include "mxi/arch/gfx950.hpp"
 #else
@@ -64,8 +65,8 @@ __global__ void __launch_bounds__(MXI_ARCH_SM90_WGMMA ? 64 : 32) image_probe() {
 #endif
 
 /// Whether `device` (the current device) can run target `t`'s tile: sm90 on compute capability
-/// 9.x when the loaded image holds the sm_90a pass, gfx950 on a device whose gcnArchName starts
-/// with "gfx950", generic everywhere.
+/// 9.x with 32-lane waves when the loaded image holds the sm_90a pass, gfx950 on a device whose
+/// gcnArchName starts with "gfx950", generic everywhere.
 inline platform::error_t can_run(int device, target t, bool* out) {
   *out = t == target::generic;
   if (*out) return platform::success;
@@ -75,9 +76,11 @@ inline platform::error_t can_run(int device, target t, bool* out) {
   *out = e == platform::success && t == target::gfx950 &&
          std::strncmp(prop.gcnArchName, "gfx950", 6) == 0;
 #else
-  int major = 0, minor = 0;
-  const platform::error_t e = platform::compute_capability(&major, &minor, device);
-  *out = e == platform::success && t == target::sm90 && major == 9;
+  int major = 0, minor = 0, wave_size = 0;
+  platform::error_t e = platform::compute_capability(&major, &minor, device);
+  // The wave size: 64 in MXI_EMULATE_WAVE64 test builds, where the warpgroup tile cannot run.
+  if (e == platform::success) e = platform::device_wave_size(device, &wave_size);
+  *out = e == platform::success && t == target::sm90 && major == 9 && wave_size == sm90::wave_size;
 #if MXI_GPU_COMPILER
   if (*out) {
     // No loadable image at all reads as "no sm_90a pass"; the error it leaves is cleared, so the

@@ -1,6 +1,7 @@
 // Cross-lane operations with the wave size as a template parameter (32 on NVIDIA, 64 on gfx9),
 // chosen on the host per device (wave.hpp); device code never reads warpSize as a constant.
-// Only this file and runtime.hpp name vendor intrinsics.
+// Only this file, runtime.hpp and wave64_emulation.hpp (64-lane waves on NVIDIA in test builds)
+// name vendor intrinsics.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "mxi/config.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/platform/wave64_emulation.hpp"
 
 namespace mxi::platform {
 
@@ -17,6 +19,10 @@ using lane_mask_t = std::conditional_t<(WaveSize > 32), uint64_t, uint32_t>;
 
 template <int WaveSize>
 inline constexpr lane_mask_t<WaveSize> full_lane_mask = ~lane_mask_t<WaveSize>(0);
+
+/// Wave sizes NVIDIA device code takes: 32, and 64 in MXI_EMULATE_WAVE64 test builds.
+template <int WaveSize>
+inline constexpr bool nvidia_wave_size = WaveSize == 32 || (wave64::emulated && WaveSize == 64);
 
 #if MXI_GPU_COMPILER
 
@@ -35,8 +41,13 @@ MXI_DEVICE T shuffle_xor(T v, int lane_mask) {
 #if MXI_PLATFORM_HIP
   return __shfl_xor(v, lane_mask, WaveSize);
 #else
-  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
-  return __shfl_xor_sync(full_lane_mask<WaveSize>, v, lane_mask, WaveSize);
+  static_assert(nvidia_wave_size<WaveSize>, "NVIDIA warps have 32 lanes");
+  if constexpr (WaveSize == 64) {  // as gfx9: a lane outside the wave reads its own value
+    const int src = lane_id<64>() ^ lane_mask;
+    return wave64::exchange(v, src < 64 ? src : lane_id<64>());
+  } else {
+    return __shfl_xor_sync(full_lane_mask<WaveSize>, v, lane_mask, WaveSize);
+  }
 #endif
 }
 
@@ -45,8 +56,13 @@ MXI_DEVICE T shuffle_down(T v, int delta) {
 #if MXI_PLATFORM_HIP
   return __shfl_down(v, static_cast<unsigned>(delta), WaveSize);
 #else
-  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
-  return __shfl_down_sync(full_lane_mask<WaveSize>, v, static_cast<unsigned>(delta), WaveSize);
+  static_assert(nvidia_wave_size<WaveSize>, "NVIDIA warps have 32 lanes");
+  if constexpr (WaveSize == 64) {
+    const int src = lane_id<64>() + delta;
+    return wave64::exchange(v, src < 64 ? src : lane_id<64>());
+  } else {
+    return __shfl_down_sync(full_lane_mask<WaveSize>, v, static_cast<unsigned>(delta), WaveSize);
+  }
 #endif
 }
 
@@ -55,8 +71,12 @@ MXI_DEVICE T shuffle_idx(T v, int src_lane) {
 #if MXI_PLATFORM_HIP
   return __shfl(v, src_lane, WaveSize);
 #else
-  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
-  return __shfl_sync(full_lane_mask<WaveSize>, v, src_lane, WaveSize);
+  static_assert(nvidia_wave_size<WaveSize>, "NVIDIA warps have 32 lanes");
+  if constexpr (WaveSize == 64) {
+    return wave64::exchange(v, src_lane & 63);
+  } else {
+    return __shfl_sync(full_lane_mask<WaveSize>, v, src_lane, WaveSize);
+  }
 #endif
 }
 
@@ -66,8 +86,9 @@ MXI_DEVICE lane_mask_t<WaveSize> ballot(bool predicate) {
 #if MXI_PLATFORM_HIP
   return static_cast<lane_mask_t<WaveSize>>(__ballot(predicate));
 #else
-  static_assert(WaveSize == 32, "NVIDIA warps have 32 lanes");
-  return __ballot_sync(full_lane_mask<WaveSize>, predicate);
+  static_assert(nvidia_wave_size<WaveSize>, "NVIDIA warps have 32 lanes");
+  if constexpr (WaveSize == 64) return wave64::ballot(predicate);
+  else return __ballot_sync(full_lane_mask<WaveSize>, predicate);
 #endif
 }
 
@@ -86,7 +107,6 @@ MXI_DEVICE int popcount(Mask m) {
   else return __popc(static_cast<unsigned>(m));
 }
 
-/// Orders the lanes of one wave (memory and execution) where the vendor needs it.
 /// Exchange inside aligned groups of `Group` consecutive lanes (a power of two up to 32; src_lane
 /// counts from the group's first lane): the same on every wave size, so a kernel built on groups
 /// needs no wave-size parameter. Every lane of the wave calls it.
@@ -109,12 +129,15 @@ MXI_DEVICE T group_shuffle_idx(T v, int src_lane) {
 #endif
 }
 
+/// Orders the lanes of one wave (memory and execution) where the vendor needs it.
 template <int WaveSize>
 MXI_DEVICE void wave_barrier() {
 #if MXI_PLATFORM_HIP
   __builtin_amdgcn_wave_barrier();
 #else
-  __syncwarp(full_lane_mask<WaveSize>);
+  static_assert(nvidia_wave_size<WaveSize>, "NVIDIA warps have 32 lanes");
+  if constexpr (WaveSize == 64) wave64::sync();
+  else __syncwarp(full_lane_mask<WaveSize>);
 #endif
 }
 

@@ -6,6 +6,7 @@
 
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/platform/wave64_emulation.hpp"
 
 namespace mxi::platform {
 
@@ -13,9 +14,9 @@ namespace mxi::platform {
 #if MXI_PLATFORM_HIP
 inline constexpr bool supports_wave32 = true;
 inline constexpr bool supports_wave64 = true;
-#else
-inline constexpr bool supports_wave32 = true;
-inline constexpr bool supports_wave64 = false;
+#else  // 64 only in MXI_EMULATE_WAVE64 test builds, where every device reports 64
+inline constexpr bool supports_wave32 = !wave64::emulated;
+inline constexpr bool supports_wave64 = wave64::emulated;
 #endif
 
 /// Wave size of `device`, queried once and cached (0 and an error when the query fails).
@@ -24,7 +25,7 @@ inline error_t device_wave_size(int device, int* wave_size) {
   return cache.get(device, wave_size, [device](int* out) {
     device_prop_t prop;
     const error_t e = get_device_properties(&prop, device);
-    *out = e == success ? prop.warpSize : 0;
+    *out = e == success ? (wave64::emulated ? 64 : prop.warpSize) : 0;
     return e;
   });
 }
