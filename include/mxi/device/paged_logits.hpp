@@ -27,6 +27,7 @@
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/arch/select.hpp"
+#include "mxi/block/block_scan.hpp"
 #include "mxi/device/row_info.hpp"
 #include "mxi/device/select_rows.hpp"
 #include "mxi/layout/cache_layout.hpp"
@@ -106,21 +107,15 @@ struct plan_view {
 
 #if MXI_GPU_COMPILER
 
-/// Exclusive prefix of v over the block (Hillis-Steele in shared memory); *total gets the sum.
-MXI_DEVICE int64_t block_exclusive_scan(int64_t v, int64_t* smem, int64_t* total) {
-  const int tid = threadIdx.x;
-  smem[tid] = v;
+using plan_scan = block::block_scan<int64_t, plan_threads>;
+
+/// Exclusive prefix of v over the plan's block; *total gets the sum. Ends on a barrier, so the
+/// storage is free for the next scan.
+MXI_DEVICE int64_t block_exclusive_scan(int64_t v, plan_scan::storage_type& storage, int64_t* total) {
+  int64_t prefix;
+  plan_scan::exclusive_sum(v, prefix, *total, storage);
   __syncthreads();
-  for (int d = 1; d < plan_threads; d *= 2) {
-    const int64_t add = tid >= d ? smem[tid - d] : 0;
-    __syncthreads();
-    smem[tid] += add;
-    __syncthreads();
-  }
-  const int64_t inclusive = smem[tid];
-  *total = smem[plan_threads - 1];
-  __syncthreads();
-  return inclusive - v;
+  return prefix;
 }
 
 MXI_DEVICE int32_t clamp_row(int64_t v, int64_t lo, int64_t hi) {
@@ -147,7 +142,7 @@ template <class KeyMap>
 __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a, KeyMap map,
                                                             int group, int target_items,
                                                             plan_view plan) {
-  __shared__ int64_t scan[plan_threads];
+  __shared__ plan_scan::storage_type scan;
   const int tid = threadIdx.x;
   const int64_t lo_row = a.row_begin, hi_row = a.row_end;
   // Groups per request, over the rows in [row_begin, row_end); garbage query_start_loc stays in
@@ -409,22 +404,22 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
             i += run;
           }
           arch::bulk_arrive(stage_full + s);
-          return;
-        }
-        for (int i = tid; i < 2 * shape::keys; i += threads) {
-          const int n = i % shape::keys, half = i / shape::keys;
-          const int c = k0 + n - k_begin;
-          if (k0 + n >= k_end) continue;
-          const int token = column_token[c];
-          if (token < 0) continue;
-          const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
+        } else {
+          for (int i = tid; i < 2 * shape::keys; i += threads) {
+            const int n = i % shape::keys, half = i / shape::keys;
+            const int c = k0 + n - k_begin;
+            if (k0 + n >= k_end) continue;
+            const int token = column_token[c];
+            if (token < 0) continue;
+            const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
 #pragma unroll
-          for (int b = 2 * half; b < 2 * half + 2; ++b)
-            arch::copy_async<16>(base + 4 * tile_t::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
-          if (half == 0)
-            arch::copy_async<4>(base + 4 * tile_t::scale_word(n), page_ptr + Layout::scale_offset(page, token, 0));
+            for (int b = 2 * half; b < 2 * half + 2; ++b)
+              arch::copy_async<16>(base + 4 * tile_t::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
+            if (half == 0)
+              arch::copy_async<4>(base + 4 * tile_t::scale_word(n), page_ptr + Layout::scale_offset(page, token, 0));
+          }
+          arch::copy_commit();
         }
-        arch::copy_commit();
       };
 
       const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;

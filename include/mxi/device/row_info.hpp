@@ -1,9 +1,11 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Two kernels, in stream order:
-//   check_requests: one thread per (request, block-table column): query_start_loc monotone from 0
-//     to T (a failure poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id the
-//     request's rows within max_model_len need in [0, NB) (the first bad column of each request
-//     is kept, so only the rows that need it are dropped). Once per request, never per token.
+//   check_requests: a block per request (striding over requests), its threads over the
+//     block-table columns the request needs: query_start_loc monotone from 0 to T (a failure
+//     poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id the request's rows
+//     within max_model_len need in [0, NB) (the first bad column of each request is kept, so only
+//     the rows that need it are dropped). Once per request, never per token; the work follows the
+//     requests' lengths, not the block table's width (max_model_len / BS columns).
 //   compute_rows: one thread per token: request by binary search of query_start_loc, position
 //     p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then visible <= max_model_len and
 //     enough block-table columns. A row that fails gets visible = -1.
@@ -63,42 +65,43 @@ MXI_DEVICE int64_t pages_for(int64_t visible, int block_size) {
 /// first_bad[r]: smallest block-table column of request r holding a bad id among the columns it
 /// needs (INT32_MAX when none), -1 when the request itself is broken; first_bad[R]: batch flag.
 __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t* error_word) {
-  const int64_t columns = p.block_table_stride > 0 ? p.block_table_stride : 1;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<int64_t>(p.num_requests) * columns) return;
-  const int r = static_cast<int>(i / columns);
-  const int64_t col = i % columns;
-  const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
-  const bool starts_ok = r > 0 || lo == 0;
-  const bool ends_ok = r < p.num_requests - 1 || hi == p.num_tokens;
-  if (lo > hi || !starts_ok || !ends_ok || hi > p.num_tokens || lo < 0) {
-    if (col == 0) {
-      first_bad[p.num_requests] = batch_broken;
-      raise(error_word, device_error_query_start_loc);
+  const bool lead = threadIdx.x == 0;
+  for (int r = blockIdx.x; r < p.num_requests; r += gridDim.x) {  // uniform over the block
+    const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
+    const bool starts_ok = r > 0 || lo == 0;
+    const bool ends_ok = r < p.num_requests - 1 || hi == p.num_tokens;
+    if (lo > hi || !starts_ok || !ends_ok || hi > p.num_tokens || lo < 0) {
+      if (lead) {
+        first_bad[p.num_requests] = batch_broken;
+        raise(error_word, device_error_query_start_loc);
+      }
+      continue;
     }
-    return;
-  }
-  const int32_t len = p.seq_lens[r];
-  if (len < hi - lo) {  // also catches negative lengths
-    if (col == 0) {
-      first_bad[r] = -1;
-      raise(error_word, device_error_seq_len);
+    const int32_t len = p.seq_lens[r];
+    if (len < hi - lo) {  // also catches negative lengths
+      if (lead) {
+        first_bad[r] = -1;
+        raise(error_word, device_error_seq_len);
+      }
+      continue;
     }
-    return;
-  }
-  // Only the columns the request's rows within max_model_len need: a row past it fails on that
-  // check alone, one bit a row as on the host. The rows see every length from the first row's to
-  // the last's, so the longest such row sees min(last, max_model_len) positions.
-  const int64_t first = (static_cast<int64_t>(len) - (hi - lo) + 1) / p.compress_ratio;
-  const int64_t last = len / p.compress_ratio;
-  const int64_t needed = hi == lo || first > p.max_model_len
-                             ? 0
-                             : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
-  if (col >= needed || col >= p.block_table_stride) return;
-  const int32_t page = p.block_table[static_cast<int64_t>(r) * p.block_table_stride + col];
-  if (page < 0 || page >= p.num_pages) {
-    atomicMin(&first_bad[r], static_cast<int32_t>(col));
-    raise(error_word, device_error_block_table);
+    // Only the columns the request's rows within max_model_len need: a row past it fails on that
+    // check alone, one bit a row as on the host. The rows see every length from the first row's
+    // to the last's, so the longest such row sees min(last, max_model_len) positions.
+    const int64_t first = (static_cast<int64_t>(len) - (hi - lo) + 1) / p.compress_ratio;
+    const int64_t last = len / p.compress_ratio;
+    int64_t needed = hi == lo || first > p.max_model_len
+                         ? 0
+                         : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
+    if (needed > p.block_table_stride) needed = p.block_table_stride;
+    const int32_t* table = p.block_table + static_cast<int64_t>(r) * p.block_table_stride;
+    for (int64_t col = threadIdx.x; col < needed; col += blockDim.x) {
+      const int32_t page = table[col];
+      if (page < 0 || page >= p.num_pages) {
+        atomicMin(&first_bad[r], static_cast<int32_t>(col));
+        raise(error_word, device_error_block_table);
+      }
+    }
   }
 }
 
@@ -150,12 +153,10 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
   if (e == platform::success)
     e = platform::memset_async(first_bad + p.num_requests, 0, sizeof(int32_t), stream);
   if (e != platform::success) return e;
-  constexpr int threads = 256;
-  const int64_t checks =
-      static_cast<int64_t>(p.num_requests) * (p.block_table_stride > 0 ? p.block_table_stride : 1);
-  if (checks > 0) {
-    detail::check_requests<<<static_cast<unsigned>((checks + threads - 1) / threads), threads, 0,
-                             stream>>>(p, first_bad, error_word);
+  constexpr int threads = 256, max_request_blocks = 4096;
+  if (p.num_requests > 0) {
+    const int blocks = p.num_requests < max_request_blocks ? p.num_requests : max_request_blocks;
+    detail::check_requests<<<blocks, threads, 0, stream>>>(p, first_bad, error_word);
   }
   if (p.num_tokens > 0) {
     detail::compute_rows<<<static_cast<unsigned>((p.num_tokens + threads - 1) / threads), threads,
