@@ -267,6 +267,92 @@ TEST_CASE("gpu reliability: candidate ids past the context, negative or repeated
   }
 }
 
+/// The same workload with its pages moved past `offset` bytes of a larger cache: page p becomes
+/// page base + p (every page id past offset / page_stride), the pages before it zero.
+host_workload moved_past(const host_workload& w, int64_t offset) {
+  host_workload far = w;
+  const int64_t base = offset / w.page_stride + 1;
+  far.num_pages = base + w.num_pages;
+  far.kv_cache.assign(static_cast<size_t>(far.num_pages * w.page_stride), 0);
+  std::copy(w.kv_cache.begin(), w.kv_cache.end(), far.kv_cache.begin() + base * w.page_stride);
+  for (int32_t& id : far.block_table)
+    if (id >= 0) id += static_cast<int32_t>(base);
+  return far;
+}
+
+TEST_CASE("gpu reliability: pages past 4 GiB give the bits of the same pages at the front",
+          "[gpu][reliability][large]") {
+  REQUIRE_GPU();
+  const int64_t offset = int64_t{5} << 30;  // every moved page's values and scales past 2^32 bytes
+  for (cache_layout lay : {cache_layout::linear, cache_layout::mfma16})
+    for (int bs : {16, 64}) {
+      INFO("layout " << int(lay) << " block size " << bs);
+      workload_spec s = decode_spec(3, 5000, 2, 91);
+      s.layout = lay;
+      s.block_size = bs;
+      s.topk = 512;
+      const host_workload near = make_workload(s);
+      const host_workload far = moved_past(near, offset);
+      REQUIRE((far.num_pages - near.num_pages) * far.page_stride > offset);
+      // Entry A with publishing (dense keys: the bulk-staged tile on sm90), then entry B.
+      const gpu_output a_near = run_gpu(publishing(near)), a_far = run_gpu(publishing(far));
+      REQUIRE(a_near.st.ok());
+      REQUIRE(a_far.st.ok());
+      CHECK(a_near.error_word == 0);
+      CHECK(a_far.error_word == 0);
+      CHECK(a_far.topk == a_near.topk);
+      CHECK(a_far.candidates == a_near.candidates);
+      candidate_indexer_args b_near = near.candidate_indexer(), b_far = far.candidate_indexer();
+      b_near.candidates = b_far.candidates = {a_near.candidates.data(), 16, 16, 8};
+      const gpu_output got_near = run_gpu(b_near), got_far = run_gpu(b_far);
+      REQUIRE(got_near.st.ok());
+      REQUIRE(got_far.st.ok());
+      CHECK(got_far.error_word == 0);
+      CHECK(got_far.topk == got_near.topk);
+    }
+}
+
+TEST_CASE("gpu reliability: write_k_cache past 4 GiB writes the bytes it writes at the front",
+          "[gpu][reliability][large]") {
+  REQUIRE_GPU();
+  const int d = 128, bs = 64, n = 1000;
+  const int64_t stride = bs * (d / 2 + d / 32), used = (n + bs - 1) / bs;
+  const int64_t base = (int64_t{5} << 30) / stride + 1, pages = base + used;
+  std::vector<float> keys(static_cast<size_t>(n) * d);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
+  std::vector<int64_t> front(n), back(n);
+  for (int i = 0; i < n; ++i) {  // a permutation of the used slots, the same at both ends
+    const int64_t slot = (static_cast<int64_t>(i) * 611) % (used * bs);
+    front[i] = slot;
+    back[i] = base * bs + slot;
+  }
+  const device_buffer<float> d_keys(keys);
+  const device_buffer<int64_t> d_front(front), d_back(back);
+  for (cache_layout lay : {cache_layout::linear, cache_layout::mfma16}) {
+    INFO("layout " << int(lay));
+    device_buffer<uint8_t> cache(static_cast<size_t>(pages * stride));
+    cache.fill_bytes(0xA5);
+    const device_buffer<uint32_t> word(std::vector<uint32_t>{0});
+    execution e;
+    e.where = backend::gpu;
+    e.error_word = word.data();
+    k_cache_write_args a;
+    a.k = d_keys.data();
+    a.num_tokens = n;
+    a.cache = {cache.data(), pages, stride, bs, d, lay};
+    a.slot_mapping = d_front.data();
+    REQUIRE(write_k_cache(a, e).ok());
+    a.slot_mapping = d_back.data();
+    REQUIRE(write_k_cache(a, e).ok());
+    gpu_check(platform::device_synchronize(), "synchronize");
+    CHECK(word.download()[0] == 0);
+    const std::vector<uint8_t> all = cache.download();
+    const auto at = [&](int64_t page) { return all.begin() + page * stride; };
+    CHECK(std::equal(at(0), at(used), at(base)));
+    CHECK(std::count(at(0), at(used), uint8_t{0xA5}) < used * stride / 4);  // the writes landed
+  }
+}
+
 TEST_CASE("gpu reliability: NaN and infinite weights, values and scales follow the NaN rules",
           "[gpu][reliability]") {
   REQUIRE_GPU();
