@@ -118,6 +118,8 @@ inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) {
 }
 
 inline error_t get_device_count(int* n) { return MXI_PLATFORM_CALL(GetDeviceCount)(n); }
+/// Makes `d` the calling host thread's current device (the runtime keeps it per thread).
+inline error_t set_device(int d) { return MXI_PLATFORM_CALL(SetDevice)(d); }
 inline error_t get_device(int* d) { return MXI_PLATFORM_CALL(GetDevice)(d); }
 inline error_t get_device_properties(device_prop_t* p, int device) {
   return MXI_PLATFORM_CALL(GetDeviceProperties)(p, device);
