@@ -32,6 +32,12 @@ step "benchmarks"
 for b in ${MXI_BENCHES-bench_indexer bench_logits bench_topk}; do
   run "$build/bench/$b" --benchmark_out="$out/$b.json" --benchmark_out_format=json 2>&1 | tee "$out/$b.log"
 done
+step "PyTorch eager baseline (bench/torch_baseline.py; skipped where torch is absent)"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  run python3 "$(dirname "$0")/../bench/torch_baseline.py" --json "$out/torch_baseline.json"
+else
+  echo "SKIPPED: no torch with CUDA here"
+fi
 step "main job on the GPU"
 run "$build/tools/mxi-main-job" --size large 2>&1 | tee "$out/main-job.log" | tail -25
 for tool in memcheck racecheck; do
