@@ -267,7 +267,9 @@ void fill_inputs(FuzzedDataProvider& in, const indexer_plan& p, const indexer_bu
       qsl[r] = static_cast<int32_t>(well_formed ? (r == r_count ? t : f.in(qsl[r - 1], t))
                                                 : f.in(-2, t + 2));
   }
-  const int64_t longest = std::min<int64_t>(p.max_model_len, 1 << 20) * std::max(p.compress_ratio, 1);
+  // max_model_len may be any value here (negative ones are refused later): clamp before the
+  // product, which overflowed for values near INT64_MIN (found by a 30-minute run).
+  const int64_t longest = std::clamp<int64_t>(p.max_model_len, 0, 1 << 20) * std::max(p.compress_ratio, 1);
   for (int r = 0; seq && r < r_count; ++r) {
     const int64_t n = qsl ? int64_t{qsl[r + 1]} - qsl[r] : 0;
     seq[r] = static_cast<int32_t>(well_formed ? std::max<int64_t>(n, 0) + f.in(0, longest)
