@@ -122,7 +122,8 @@ void check_shared(rules& r, int compress_ratio, int64_t max_model_len, int64_t n
 }
 
 void check_topk(rules& r, const topk_output& o, const cache_view& cache, int64_t num_tokens) {
-  r.require(o.k >= 1 && o.k <= max_topk_k, "topk.k", "must be in [1, 4096]", o.k);
+  r.require(o.k >= 1 && o.k <= max_topk_k, "topk.k",
+            ("must be in [1, " + std::to_string(max_topk_k) + "]").c_str(), o.k);
   r.require(o.stride >= o.k || num_tokens == 0, "topk.stride",
             "must be >= topk.k when queries.num_tokens > 0", o.stride);
   r.require(o.space == index_space::position || o.space == index_space::cache_slot, "topk.space",

@@ -222,6 +222,16 @@ TEST_CASE("every argument rule of the writer and the quantizer names the argumen
                   [](const Q& a) { return quantize_q(a, on(backend::cpu)); });
 }
 
+TEST_CASE("the top-k bound a message states is max_topk_k") {
+  const host_workload w = make_workload(small(decode_spec(1, 50, 1, 33)));
+  std::vector<int32_t> topk(static_cast<size_t>(w.num_tokens) * (max_topk_k + 1));
+  indexer_args a = w.indexer();
+  a.topk.indices = topk.data();
+  a.topk.k = a.topk.stride = max_topk_k + 1;
+  CHECK(run_indexer(a, on(backend::reference)).message() ==
+        "topk.k must be in [1, " + std::to_string(max_topk_k) + "], got " + std::to_string(max_topk_k + 1));
+}
+
 TEST_CASE("execution rules, backends and device-error descriptions") {
   const host_workload w = make_workload(small(decode_spec(1, 50, 1, 33)));
   std::vector<int32_t> topk(16);
