@@ -392,7 +392,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
           // Dense tiles start at multiples of 64 and pages hold multiples of 16 tokens, so every
           // run starts 16-token aligned in its page and in the tile (Layout::copy_tokens' rule).
           if (tid != 0) return;
-          arch::fence_proxy_async();  // the stage's reads of two tiles ago come first
+          arch::fence_proxy_async();  // the reads of the tile this stage last held come first
           const int n = min(k_end - k0, shape::keys);
           for (int i = 0; i < n;) {
             const int page_index = (k0 + i) / a.block_size, token = k0 + i - page_index * a.block_size;
