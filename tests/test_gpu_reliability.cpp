@@ -145,6 +145,54 @@ struct corruption {
   std::vector<int> broken_requests;
 };
 
+/// The same workload with its pages moved past `offset` bytes of a larger cache: page p becomes
+/// page base + p (every page id past offset / page_stride), the pages before it zero.
+host_workload moved_past(const host_workload& w, int64_t offset) {
+  host_workload far = w;
+  const int64_t base = offset / w.page_stride + 1;
+  far.num_pages = base + w.num_pages;
+  far.kv_cache.assign(static_cast<size_t>(far.num_pages * w.page_stride), 0);
+  std::copy(w.kv_cache.begin(), w.kv_cache.end(), far.kv_cache.begin() + base * w.page_stride);
+  for (int32_t& id : far.block_table)
+    if (id >= 0) id += static_cast<int32_t>(base);
+  return far;
+}
+
+/// Host thread i runs batch i of `work` `rounds` times on its own stream, all threads at once,
+/// after `setup(i)`; every result must be serial[i] bit for bit. Checked after the threads join
+/// (Catch2's macros are not thread-safe).
+void check_concurrent_rounds(const std::vector<host_workload>& work, const std::vector<gpu_output>& serial,
+                             int rounds, const std::function<void(int)>& setup) {
+  const size_t threads = work.size();
+  std::vector<std::vector<gpu_output>> got(threads);
+  std::vector<std::string> failures(threads);
+  std::vector<std::thread> pool;
+  for (size_t i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] {
+      try {
+        setup(static_cast<int>(i));
+        owned_stream stream;
+        for (int r = 0; r < rounds; ++r) got[i].push_back(run_gpu(publishing(work[i]), stream.s));
+      } catch (const std::exception& e) {
+        failures[i] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < threads; ++i) {
+    INFO("thread " << i);
+    CHECK(failures[i] == "");
+    REQUIRE(got[i].size() == static_cast<size_t>(rounds));
+    for (const gpu_output& o : got[i]) {
+      INFO("status: " << o.st.message());
+      CHECK(o.st.ok());
+      CHECK(o.error_word == 0);
+      CHECK(o.topk == serial[i].topk);
+      CHECK(o.candidates == serial[i].candidates);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("gpu reliability: corrupt batch data in device memory breaks only its rows",
@@ -265,19 +313,6 @@ TEST_CASE("gpu reliability: candidate ids past the context, negative or repeated
     const row_truth truth = exact_candidate_row(w, t, corrupt.data() + t * ncb, ncb, cbs);
     CHECK(check_topk_row(w, truth, got.topk.data() + t * a.topk.stride, a.topk) == "");
   }
-}
-
-/// The same workload with its pages moved past `offset` bytes of a larger cache: page p becomes
-/// page base + p (every page id past offset / page_stride), the pages before it zero.
-host_workload moved_past(const host_workload& w, int64_t offset) {
-  host_workload far = w;
-  const int64_t base = offset / w.page_stride + 1;
-  far.num_pages = base + w.num_pages;
-  far.kv_cache.assign(static_cast<size_t>(far.num_pages * w.page_stride), 0);
-  std::copy(w.kv_cache.begin(), w.kv_cache.end(), far.kv_cache.begin() + base * w.page_stride);
-  for (int32_t& id : far.block_table)
-    if (id >= 0) id += static_cast<int32_t>(base);
-  return far;
 }
 
 TEST_CASE("gpu reliability: pages past 4 GiB give the bits of the same pages at the front",
@@ -508,34 +543,7 @@ TEST_CASE("gpu reliability: host threads with their own streams give the serial 
     serial.push_back(run_gpu(publishing(work.back())));
     REQUIRE(serial.back().st.ok());
   }
-  // Each thread's outputs of every round; compared after the threads join (Catch2's macros are
-  // not thread-safe).
-  std::vector<std::vector<gpu_output>> got(threads);
-  std::vector<std::string> failures(threads);
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) {
-    pool.emplace_back([&, i] {
-      try {
-        owned_stream stream;
-        for (int r = 0; r < rounds; ++r) got[i].push_back(run_gpu(publishing(work[i]), stream.s));
-      } catch (const std::exception& e) {
-        failures[i] = e.what();
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  for (int i = 0; i < threads; ++i) {
-    INFO("thread " << i);
-    CHECK(failures[i] == "");
-    REQUIRE(got[i].size() == static_cast<size_t>(rounds));
-    for (const gpu_output& o : got[i]) {
-      INFO("status: " << o.st.message());
-      CHECK(o.st.ok());
-      CHECK(o.error_word == 0);
-      CHECK(o.topk == serial[i].topk);
-      CHECK(o.candidates == serial[i].candidates);
-    }
-  }
+  check_concurrent_rounds(work, serial, rounds, [](int) {});
 }
 
 TEST_CASE("gpu reliability: two GPUs at once from two threads give each batch's serial results",
@@ -556,33 +564,9 @@ TEST_CASE("gpu reliability: two GPUs at once from two threads give each batch's 
     serial.push_back(run_gpu(publishing(work.back())));
     REQUIRE(serial.back().st.ok());
   }
-  std::vector<std::vector<gpu_output>> got(gpus);
-  std::vector<std::string> failures(gpus);
-  std::vector<std::thread> pool;
-  for (int i = 0; i < gpus; ++i) {
-    pool.emplace_back([&, i] {
-      try {
-        gpu_check(platform::set_device(i), "set device");
-        owned_stream stream;
-        for (int r = 0; r < rounds; ++r) got[i].push_back(run_gpu(publishing(work[i]), stream.s));
-      } catch (const std::exception& e) {
-        failures[i] = e.what();
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  for (int i = 0; i < gpus; ++i) {
-    INFO("device " << i);
-    CHECK(failures[i] == "");
-    REQUIRE(got[i].size() == static_cast<size_t>(rounds));
-    for (const gpu_output& o : got[i]) {
-      INFO("status: " << o.st.message());
-      CHECK(o.st.ok());
-      CHECK(o.error_word == 0);
-      CHECK(o.topk == serial[i].topk);
-      CHECK(o.candidates == serial[i].candidates);
-    }
-  }
+  // Thread i on device i.
+  check_concurrent_rounds(work, serial, rounds,
+                          [](int i) { gpu_check(platform::set_device(i), "set device"); });
 }
 
 TEST_CASE("gpu reliability: repeated runs are bitwise identical", "[gpu][reliability]") {
