@@ -18,6 +18,26 @@ namespace mxi::arch {
 inline constexpr uint32_t e4m3_lut_lo = 0x3C383000u;
 inline constexpr uint32_t e4m3_lut_hi = 0x4C484440u;
 
+/// Byte permute with 4-bit selectors, bit 3 replicating the selected byte's bit 7 (PTX prmt's
+/// default mode; only the low 16 bits of `sel` are read).
+MXI_HOST_DEVICE uint32_t byte_permute_signed(uint32_t lo, uint32_t hi, uint32_t sel) {
+#if defined(__CUDA_ARCH__)
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sel));
+  return r;
+#else
+  const uint64_t bytes = (static_cast<uint64_t>(hi) << 32) | lo;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned s = (sel >> (4 * i)) & 0xFu;
+    uint32_t byte = static_cast<uint32_t>(bytes >> (8 * (s & 7u))) & 0xFFu;
+    if (s & 8u) byte = (byte & 0x80u) ? 0xFFu : 0u;
+    r |= byte << (8 * i);
+  }
+  return r;
+#endif
+}
+
 /// Byte permute with 3-bit selectors (selector nibble i picks byte i of the result from the 8
 /// bytes {hi:lo}); only the low 16 bits of `sel` are read. Compiles to one PRMT / V_PERM.
 MXI_HOST_DEVICE uint32_t byte_permute(uint32_t lo, uint32_t hi, uint32_t sel) {
@@ -32,13 +52,7 @@ MXI_HOST_DEVICE uint32_t byte_permute(uint32_t lo, uint32_t hi, uint32_t sel) {
   s = (s | (s << 4)) & 0x07070707u;
   return __builtin_amdgcn_perm(hi, lo, s);
 #else
-  const uint64_t bytes = (static_cast<uint64_t>(hi) << 32) | lo;
-  uint32_t r = 0;
-  for (int i = 0; i < 4; ++i) {
-    const unsigned s = (sel >> (4 * i)) & 7u;
-    r |= static_cast<uint32_t>((bytes >> (8 * s)) & 0xFFu) << (8 * i);
-  }
-  return r;
+  return byte_permute_signed(lo, hi, sel & 0x7777u);  // no selector asks for a sign
 #endif
 }
 

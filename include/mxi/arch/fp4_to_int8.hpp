@@ -56,26 +56,6 @@ MXI_HOST_DEVICE int8_lut u8_key_lut(uint32_t shift) {
   return {bias + lo, bias + hi, bias - lo, bias - hi};  // no byte carries or borrows
 }
 
-/// Byte permute with 4-bit selectors, bit 3 replicating the selected byte's bit 7 (PTX prmt's
-/// default mode; only the low 16 bits of `sel` are read).
-MXI_HOST_DEVICE uint32_t byte_permute_signed(uint32_t lo, uint32_t hi, uint32_t sel) {
-#if defined(__CUDA_ARCH__)
-  uint32_t r;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sel));
-  return r;
-#else
-  const uint64_t bytes = (static_cast<uint64_t>(hi) << 32) | lo;
-  uint32_t r = 0;
-  for (int i = 0; i < 4; ++i) {
-    const unsigned s = (sel >> (4 * i)) & 0xFu;
-    uint32_t byte = static_cast<uint32_t>(bytes >> (8 * (s & 7u))) & 0xFFu;
-    if (s & 8u) byte = (byte & 0x80u) ? 0xFFu : 0u;
-    r |= byte << (8 * i);
-  }
-  return r;
-#endif
-}
-
 /// Eight packed E2M1 codes to eight u8 bytes 48 + 2 * code * 2^shift (byte order as
 /// expand_e2m1x8_int8), through the tables of u8_key_lut(shift).
 MXI_HOST_DEVICE fp8x8 expand_e2m1x8_u8(uint32_t packed, const int8_lut& lut) {
