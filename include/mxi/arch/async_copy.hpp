@@ -53,7 +53,8 @@ MXI_DEVICE void copy_wait() {
 }
 
 /// Bulk copies (sm90): one thread moves whole contiguous ranges global -> shared, and their
-/// completion is counted in bytes on a shared-memory barrier (mbarrier) the readers wait on.
+/// completion is counted in bytes on a shared-memory barrier (mbarrier) the readers wait on. The
+/// same barriers order the stages of a producer/consumer pipeline (arrive, wait on a parity).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define MXI_ARCH_BULK_COPY 1
 #else
@@ -68,32 +69,40 @@ MXI_DEVICE uint32_t shared_address(const void* p) {
 #endif
 }
 
-/// Makes a barrier ready for one arrival a phase (then a block barrier before any use).
-MXI_DEVICE void bulk_barrier_init(uint64_t* bar) {
+/// Makes a shared-memory barrier (mbarrier) ready for `count` arrivals a phase (then a block
+/// barrier before any other thread uses it).
+MXI_DEVICE void barrier_init(uint64_t* bar, uint32_t count) {
 #if MXI_ARCH_BULK_COPY
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(bar)));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count));
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
-/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) and counts them on `bar`.
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned); their arrival is counted on
+/// `bar`, whose phase must expect them (barrier_arrive_expect) before it can complete.
 MXI_DEVICE void bulk_copy(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
 #if MXI_ARCH_BULK_COPY
-  const uint32_t b = shared_address(bar);
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                    shared_address(smem)),
-               "l"(gmem), "r"(bytes), "r"(b)
+               "l"(gmem), "r"(bytes), "r"(shared_address(bar))
                : "memory");
 #endif
 }
-/// The issuing thread's one arrival: the phase completes once every byte counted has landed.
-MXI_DEVICE void bulk_arrive(uint64_t* bar) {
+/// This thread's arrival, declaring `bytes` more of bulk copies the phase waits for.
+MXI_DEVICE void barrier_arrive_expect(uint64_t* bar, uint32_t bytes) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+#endif
+}
+/// One arrival of this thread (release: its earlier shared-memory writes are seen by the threads
+/// that wait on the phase).
+MXI_DEVICE void barrier_arrive(uint64_t* bar) {
 #if MXI_ARCH_BULK_COPY
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 #endif
 }
-/// Waits for the phase of parity `parity` of `bar` to complete.
-MXI_DEVICE void bulk_wait(uint64_t* bar, uint32_t parity) {
+/// Waits for the phase of parity `parity` of `bar` to complete (acquire).
+MXI_DEVICE void barrier_wait(uint64_t* bar, uint32_t parity) {
 #if MXI_ARCH_BULK_COPY
   asm volatile(
       "{\n.reg .pred done;\nwait:\n"

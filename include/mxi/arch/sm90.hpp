@@ -93,11 +93,11 @@ MXI_DEVICE void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-/// Barrier of the 128 threads of the block's one warpgroup (named barrier 1; the logits kernel
-/// runs one warpgroup a block).
+/// Barrier of the 128 threads of the calling warpgroup: named barrier 1 + its index in the block
+/// (0 is __syncthreads'), so several warpgroups of a block synchronise apart.
 MXI_DEVICE void warpgroup_sync() {
 #if defined(__CUDA_ARCH__)
-  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + static_cast<int>(threadIdx.x) / warpgroup_threads) : "memory");
 #endif
 }
 /// Shared-memory matrix descriptor, no swizzle: start address, LBO (K direction) and SBO (M/N

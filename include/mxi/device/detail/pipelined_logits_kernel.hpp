@@ -1,0 +1,237 @@
+// The sm90 logits kernel for dense keys, warp-specialised: a block is one producer warpgroup and
+// Consumers consumer warpgroups around a ring of Stages page tiles in shared memory.
+//   producer warps 0, 3 walk the block's items (logits_plan.hpp) and stage the 64-token tiles in
+//                       turn, with bulk copies (arch::stage_dense_tile, a copy a lane) once a
+//                       tile's stage is free;
+//   producer warps 1, 2 prepare the landed tiles in turn, a thread two keys
+//                       (tile_scorer::prepare_key: the u8 tables and factor, and whether the key
+//                       does not fold).
+// Each of the four works on every other tile: a tile's staging or preparing is a dependent chain
+// of a few hundred cycles, which one warp alone could not keep up with;
+//   consumer c          scores tiles c, c + Consumers, ... of the block's sequence against its
+//                       own copy of the group's query (tile_scorer: wgmma and the head reduce),
+//                       writes the scores, and frees the stage.
+// Three mbarriers a stage order it: full (the copies landed), ready (the keys are prepared),
+// empty (the consumer is done). There is no block-wide barrier after the start, so the producer
+// runs up to Stages tiles ahead and the consumers never wait for one another; the consumers run
+// none of the staging or preparing (in the single-warpgroup kernel they took a third of its
+// instructions and most of its barrier stalls).
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/arch/async_copy.hpp"
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/arch/sm90.hpp"
+#include "mxi/device/logits_plan.hpp"
+#include "mxi/platform/device_limits.hpp"
+#include "mxi/platform/intrinsics.hpp"
+#include "mxi/platform/runtime.hpp"
+
+namespace mxi::device::detail {
+
+/// The kernel's shape: consumer warpgroups and pipeline depth. Three consumers and a producer fill
+/// an SM's 64K registers at 128 a thread (one block an SM); fewer where three queries of wide
+/// groups (H = 128, 4 rows) overflow shared memory. Twelve stages keep about eight tiles in flight
+/// beside the three being scored: enough for the HBM latency at the rate three consumers take them
+/// (eight stages with fewer consumers, whose wide queries take the room).
+template <int Consumers>
+struct pipelined_logits_config {
+  static constexpr int consumers = Consumers;
+  static constexpr int stages = Consumers == 3 ? 12 : 8;
+  static constexpr int threads = arch::sm90::warpgroup_threads * (1 + consumers);
+};
+
+/// Dynamic shared memory, in order: the stages (a page tile, what prepare_key wrote for its keys,
+/// the preparing warp's flag), three barriers a stage, the item's page ids (the
+/// producer's), and each consumer's query scratch.
+template <int Heads, int Consumers>
+struct pipelined_logits_smem {
+  using config = pipelined_logits_config<Consumers>;
+  using scorer = arch::sm90::tile_scorer<Heads>;
+  using shape = arch::key_tile_shape;
+  static constexpr int tile_bytes = shape::value_bytes + shape::keys * 4;  // values, scale words
+  static constexpr int prepared_offset = tile_bytes;
+  static constexpr int flags_offset = prepared_offset + align_up(scorer::prepared_bytes, 16);
+  static constexpr int stage_bytes = align_up(flags_offset + 16, 128);
+  static constexpr int barrier_offset = config::stages * stage_bytes;
+  static constexpr int pages_offset = barrier_offset + align_up(3 * config::stages * 8, 16);
+  /// An item spans at most max_chunk / 16 pages from a tile boundary (pages hold multiples of 16
+  /// tokens), one more for larger pages.
+  static constexpr int max_pages = max_chunk / 16 + 1;
+  static constexpr int scratch_offset = align_up(pages_offset + 2 * max_pages * 4, 128);  // two producers
+  static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 128); }
+  static constexpr int bytes(int group) { return scratch_offset + config::consumers * scratch_stride(group); }
+};
+
+#if MXI_GPU_COMPILER
+
+template <class Layout, int Heads, int Consumers>
+__global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) void pipelined_logits_kernel(
+    paged_logits_args a, int group, plan_view plan) {
+#if !MXI_ARCH_SM90_WGMMA
+  platform::trap();
+#else
+  using config = pipelined_logits_config<Consumers>;
+  using smem_t = pipelined_logits_smem<Heads, Consumers>;
+  using scorer_t = typename smem_t::scorer;
+  using shape = arch::key_tile_shape;
+  using tile_t = arch::page_tile<Layout>;
+  constexpr int stages = config::stages, keys = shape::keys;
+  extern __shared__ __align__(128) unsigned char pipeline_smem[];
+  unsigned char* smem = pipeline_smem;
+  auto* full = reinterpret_cast<uint64_t*>(smem + smem_t::barrier_offset);
+  uint64_t* ready = full + stages;
+  uint64_t* empty = ready + stages;
+  const int tid = threadIdx.x, warpgroup = tid / arch::sm90::warpgroup_threads;
+  const int warp = tid / arch::sm90::wave_size, lane = tid % arch::sm90::wave_size;
+  if (tid == 0) {
+    for (int s = 0; s < stages; ++s) {
+      arch::barrier_init(full + s, 1);    // the producer's arrival and the copies' bytes
+      arch::barrier_init(ready + s, 32);  // every thread of the preparing warp
+      arch::barrier_init(empty + s, 4);   // each warp of the consumer
+    }
+  }
+  platform::block_barrier();
+  const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
+  // Tile j of the block's sequence sits in stage j % stages, in that stage's use j / stages.
+  const auto stage_of = [&](uint32_t j) { return smem + (j % stages) * smem_t::stage_bytes; };
+  const auto parity = [](uint32_t j) { return (j / stages) & 1u; };
+  item_walk walk(num_items);
+
+  if (warpgroup == 0) {
+    if (warp == 0 || warp == 3) {  // the copies: warp 0 even tiles, warp 3 odd ones, each a whole warp
+      const uint32_t mine = warp == 0 ? 0u : 1u;
+      auto* pages = reinterpret_cast<int32_t*>(smem + smem_t::pages_offset) + mine * smem_t::max_pages;
+      uint32_t j = 0;
+      for (int item = walk.begin; item < walk.end; ++item) {
+        const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+        const int32_t* table = a.block_table + static_cast<int64_t>(a.rows[it.first].request) * a.block_table_stride;
+        arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
+        const int first_page = at.page;
+        platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
+        for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page; p += arch::sm90::wave_size)
+          pages[p] = table[first_page + p];
+        platform::wave_barrier<arch::sm90::wave_size>();
+        for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
+          if (j % 2 != mine) continue;
+          if (j >= stages) arch::barrier_wait(empty + j % stages, parity(j) ^ 1u);
+          arch::fence_proxy_async();  // the consumer's reads of this stage come first
+          arch::stage_dense_tile<Layout>(stage_of(j), a.cache, a.page_stride, a.block_size, at,
+                                         min(it.k_end - k0, keys),
+                                         [&](int p) { return pages[p - first_page]; }, full + j % stages);
+        }
+      }
+    } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread keys lane, lane + 32
+      constexpr int preparers = 2;
+      uint32_t j = 0;
+      for (int item = walk.begin; item < walk.end; ++item) {
+        const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+        for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j) {
+          if (j % preparers != static_cast<uint32_t>(warp - 1)) continue;
+          arch::barrier_wait(full + j % stages, parity(j));
+          unsigned char* base = stage_of(j);
+          bool flag = false;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int n = lane + h * arch::sm90::wave_size;
+            if (k0 + n < it.k_end)
+              flag |= scorer_t::prepare_key(reinterpret_cast<const uint32_t*>(base)[tile_t::scale_word(n)], n,
+                                            base + smem_t::prepared_offset);
+          }
+          const bool any = platform::any<arch::sm90::wave_size>(flag);
+          if (lane == 0) *reinterpret_cast<uint32_t*>(base + smem_t::flags_offset) = any ? 1u : 0u;
+          arch::barrier_arrive(ready + j % stages);
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumer c takes the tiles j with j % consumers == c.
+  const int c = warpgroup - 1;
+  scorer_t scorer;
+  void* scratch = smem + smem_t::scratch_offset + c * smem_t::scratch_stride(group);
+  int64_t loaded_row = -1;
+  uint32_t j = 0;
+  for (int item = walk.begin; item < walk.end; ++item) {
+    const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+    const uint32_t end = j + static_cast<uint32_t>(it.tiles());
+    uint32_t mine = j + (static_cast<uint32_t>(c) + config::consumers - j % config::consumers) % config::consumers;
+    const uint32_t first_tile = j;
+    j = end;
+    if (mine >= end) continue;
+    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 4) and the columns each
+    // writes.
+    int limit[scorer_t::max_rows];
+    int item_limit = 0;
+#pragma unroll
+    for (int i = 0; i < scorer_t::max_rows; ++i) {
+      limit[i] = 0;
+      if (i < it.rows) {
+        const int32_t visible = a.rows[it.first + i].visible;
+        if (visible > 0) limit[i] = min(visible, it.k_end);
+      }
+      item_limit = max(item_limit, limit[i]);
+    }
+    if (item_limit > it.k_begin && it.first != loaded_row) {
+      const int64_t qh = it.first * a.num_heads;
+      scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks, a.weights + qh,
+                  a.num_heads, it.rows, scratch);
+      loaded_row = it.first;
+    }
+    float* out = a.out + (it.first - a.row_begin) * a.ld;
+    for (; mine < end; mine += config::consumers) {
+      const int k0 = it.k_begin + static_cast<int>(mine - first_tile) * keys;
+      arch::barrier_wait(ready + mine % stages, parity(mine));
+      const unsigned char* base = stage_of(mine);
+      if (item_limit > k0) {
+        const bool flagged = *reinterpret_cast<const uint32_t*>(base + smem_t::flags_offset) != 0u;
+        const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), nullptr, base + smem_t::prepared_offset,
+                                  flagged};
+        scorer.template score<tile_t>(tile, 0, [&](int r, int n, float v) {
+          int row_limit = limit[0];  // limit[r] by selects: no local-memory array
+#pragma unroll
+          for (int i = 1; i < scorer_t::max_rows; ++i) row_limit = r == i ? limit[i] : row_limit;
+          if (k0 + n < row_limit) out[r * a.ld + k0 + n] = v;
+        });
+      }
+      platform::wave_barrier<arch::sm90::wave_size>();  // the warp's reads of the stage are done
+      if (lane == 0) arch::barrier_arrive(empty + mine % stages);
+    }
+  }
+#endif
+}
+
+/// Plans and launches the kernel: one block an SM, with the most consumers whose queries fit.
+template <class Layout, int Heads, int Consumers = 3>
+platform::error_t launch_pipelined_logits(const paged_logits_args& a, int group, void* workspace,
+                                          platform::stream_t stream) {
+  using config = pipelined_logits_config<Consumers>;
+  using smem_t = pipelined_logits_smem<Heads, Consumers>;
+  if (group > smem_t::scorer::max_rows) return platform::invalid_value;
+  int device = 0, sms = 0;
+  size_t limit = 0;
+  platform::error_t e = platform::shared_memory_limit(&device, &limit);
+  if (e != platform::success) return e;
+  const int smem = smem_t::bytes(group);
+  if (static_cast<size_t>(smem) > limit) {
+    if constexpr (Consumers > 1) return launch_pipelined_logits<Layout, Heads, Consumers - 1>(a, group, workspace, stream);
+    else return platform::invalid_value;
+  }
+  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers>;
+  // Raised to the device's maximum, not this call's size (see launch_logits_with).
+  e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
+  if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
+  if (e != platform::success) return e;
+  plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
+  // Items for four times the consumers: a block's run of items ends within a few tiles of the
+  // others'.
+  plan_logits<<<1, plan_threads, 0, stream>>>(a, dense_keys{}, group, 4 * Consumers * sms, plan);
+  kernel<<<sms, config::threads, smem, stream>>>(a, group, plan);
+  return platform::last_error();
+}
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::device::detail

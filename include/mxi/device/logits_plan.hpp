@@ -1,0 +1,239 @@
+// The logits kernels' arguments and their plan: which query rows go together (groups), and how
+// the groups' key ranges split into items that the persistent logits kernels walk.
+//
+// The plan kernel (one block) splits the rows into groups of G consecutive tokens of one request
+// (G = 1 in candidate mode) and each group's key range into chunks sized so that the items
+// outnumber the resident blocks. A logits block takes a contiguous run of items (item_walk).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mxi/arch/key_tile.hpp"
+#include "mxi/block/block_scan.hpp"
+#include "mxi/device/row_info.hpp"
+#include "mxi/device/select_rows.hpp"
+#include "mxi/layout/cache_layout.hpp"
+#include "mxi/platform/intrinsics.hpp"
+
+namespace mxi::device {
+
+/// Everything the logits kernels read and write (device pointers).
+struct paged_logits_args {
+  const uint8_t* q_values = nullptr;  ///< [T][H][D/2]
+  const uint8_t* q_scales = nullptr;  ///< [T][H][D/32]
+  const float* weights = nullptr;     ///< [T][H]
+  int num_heads = 64;                 ///< H: 16..128, a multiple of 16
+  const uint8_t* cache = nullptr;
+  int64_t page_stride = 0;
+  int block_size = 64;  ///< BS (D = 128)
+  cache_layout layout = cache_layout::linear;
+  const int32_t* block_table = nullptr;
+  int64_t block_table_stride = 0;
+  const int32_t* query_start_loc = nullptr;  ///< [R + 1]
+  int num_requests = 0;
+  const row_info* rows = nullptr;  ///< [T] from launch_row_info
+  int64_t row_begin = 0, row_end = 0;
+  float* out = nullptr;
+  int64_t ld = 0;      ///< row stride of out, in floats
+  int64_t width = 0;   ///< dense + clean: columns of out to fill
+  bool clean = false;  ///< dense: -inf on [visible, width); invalid rows get -inf throughout
+  // Candidate mode when candidate_ids is set: [T][candidate_stride] ids, candidate_counts[T].
+  const int32_t* candidate_ids = nullptr;
+  int64_t candidate_stride = 0;
+  const int32_t* candidate_counts = nullptr;
+  int candidate_block_size = 8;
+};
+
+namespace detail {
+
+inline constexpr int plan_threads = 1024;
+inline constexpr int min_chunk = 256, max_chunk = 2048;
+
+/// Rows per group for a batch shape: decode (few rows a request) keeps each request's rows
+/// together so they share every K read; prefill takes 4 rows, one a wave.
+inline int rows_per_group(int64_t rows, int num_requests, bool candidate) {
+  if (candidate || num_requests <= 0) return 1;
+  const int64_t per_request = (rows + num_requests - 1) / num_requests;
+  return per_request <= 1 ? 1 : per_request <= 2 ? 2 : 4;
+}
+
+/// The plan in workspace: int32 [header 4][request group base R+1][first, rows, keys: NG each]
+/// [item base NG+1], NG = ceil(rows / G) + R.
+struct plan_view {
+  int32_t* header;  // num_groups, num_items, chunk
+  int32_t* request_base;
+  int32_t* first;
+  int32_t* rows;
+  int32_t* keys;
+  int32_t* item_base;
+
+  MXI_HOST_DEVICE static int64_t max_groups(int64_t rows, int num_requests) {
+    return rows + num_requests;  // G = 1 is the worst case
+  }
+  MXI_HOST_DEVICE static size_t bytes(int64_t rows, int num_requests) {
+    return sizeof(int32_t) * (4 + (num_requests + 1) + 4 * max_groups(rows, num_requests) + 1);
+  }
+  MXI_HOST_DEVICE plan_view(void* ws, int64_t rows_, int num_requests) {
+    const int64_t ng = max_groups(rows_, num_requests);
+    header = static_cast<int32_t*>(ws);
+    request_base = header + 4;
+    first = request_base + num_requests + 1;
+    rows = first + ng;
+    keys = rows + ng;
+    item_base = keys + ng;
+  }
+};
+
+#if MXI_GPU_COMPILER
+
+using plan_scan = block::block_scan<int64_t, plan_threads>;
+
+/// Exclusive prefix of v over the plan's block; *total gets the sum. Ends on a barrier, so the
+/// storage is free for the next scan.
+MXI_DEVICE int64_t block_exclusive_scan(int64_t v, plan_scan::storage_type& storage, int64_t* total) {
+  int64_t prefix;
+  plan_scan::exclusive_sum(v, prefix, *total, storage);
+  __syncthreads();
+  return prefix;
+}
+
+MXI_DEVICE int32_t clamp_row(int64_t v, int64_t lo, int64_t hi) {
+  return static_cast<int32_t>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/// Keys a group's row scores: its visible length (dense) or valid candidate columns.
+struct dense_keys {
+  static constexpr bool candidate = false;
+  MXI_DEVICE int64_t columns(int64_t, int64_t visible) const { return visible; }
+  MXI_DEVICE int64_t position(int64_t, int64_t col) const { return col; }
+};
+struct candidate_keys {
+  static constexpr bool candidate = true;
+  candidate_positions positions;  ///< ids, stride, cbs
+  const int32_t* counts;
+  MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
+    return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
+  }
+  MXI_DEVICE int64_t position(int64_t t, int64_t col) const { return positions.position(t, col); }
+};
+
+template <class KeyMap>
+__global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a, KeyMap map,
+                                                            int group, int target_items,
+                                                            plan_view plan) {
+  __shared__ plan_scan::storage_type scan;
+  const int tid = threadIdx.x;
+  const int64_t lo_row = a.row_begin, hi_row = a.row_end;
+  // Groups per request, over the rows in [row_begin, row_end); garbage query_start_loc stays in
+  // range (row_info then marks every row invalid).
+  int64_t base = 0;
+  for (int r0 = 0; r0 <= a.num_requests; r0 += plan_threads) {
+    const int r = r0 + tid;
+    int64_t groups = 0;
+    if (r < a.num_requests) {
+      const int32_t lo = clamp_row(a.query_start_loc[r], lo_row, hi_row);
+      const int32_t hi = clamp_row(a.query_start_loc[r + 1], lo, hi_row);
+      groups = (hi - lo + group - 1) / group;
+    }
+    int64_t total;
+    const int64_t prefix = block_exclusive_scan(groups, scan, &total);
+    if (r <= a.num_requests) plan.request_base[r] = static_cast<int32_t>(base + prefix);
+    base += total;
+  }
+  const int64_t num_groups = base;
+  // Every thread's request_base entries are written before any thread searches them (threads of
+  // later warps write none and would otherwise read the workspace's stale plan).
+  __syncthreads();
+  // Each group: its first row, row count and key count; the total sizes the chunks.
+  int64_t my_keys = 0;
+  for (int64_t gi = tid; gi < num_groups; gi += plan_threads) {
+    int lo = 0, hi = a.num_requests - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (plan.request_base[mid] <= gi) lo = mid;
+      else hi = mid - 1;
+    }
+    const int32_t start = clamp_row(a.query_start_loc[lo], lo_row, hi_row);
+    const int32_t end = clamp_row(a.query_start_loc[lo + 1], start, hi_row);
+    const int32_t first = start + static_cast<int32_t>(gi - plan.request_base[lo]) * group;
+    const int32_t rows = min(group, end - first);
+    int64_t keys = 0;
+    for (int i = 0; i < rows; ++i) {
+      const row_info info = a.rows[first + i];
+      if (info.visible > 0) keys = max(keys, map.columns(first + i, info.visible));
+    }
+    plan.first[gi] = first;
+    plan.rows[gi] = rows;
+    plan.keys[gi] = static_cast<int32_t>(keys);
+    my_keys += keys;
+  }
+  int64_t all_keys;
+  block_exclusive_scan(my_keys, scan, &all_keys);
+  int64_t chunk = (all_keys + target_items - 1) / max(target_items, 1);
+  chunk = (chunk + arch::key_tile_shape::keys - 1) / arch::key_tile_shape::keys *
+          arch::key_tile_shape::keys;
+  chunk = chunk < min_chunk ? min_chunk : (chunk > max_chunk ? max_chunk : chunk);
+  base = 0;
+  for (int64_t g0 = 0; g0 < num_groups; g0 += plan_threads) {
+    const int64_t gi = g0 + tid;
+    const int64_t items = gi < num_groups ? (plan.keys[gi] + chunk - 1) / chunk : 0;
+    int64_t total;
+    const int64_t prefix = block_exclusive_scan(items, scan, &total);
+    if (gi < num_groups) plan.item_base[gi] = static_cast<int32_t>(base + prefix);
+    base += total;
+  }
+  if (tid == 0) {
+    plan.item_base[num_groups] = static_cast<int32_t>(base);
+    plan.header[0] = static_cast<int32_t>(num_groups);
+    plan.header[1] = static_cast<int32_t>(base);
+    plan.header[2] = static_cast<int32_t>(chunk);
+  }
+}
+
+
+/// A block's share of the plan's items: a contiguous run (the counts differ by at most one), so
+/// that consecutive items mostly share their group: the query stays loaded, and each item's group
+/// is found by stepping from the last one rather than by a search of dependent loads.
+struct item_walk {
+  int begin, end;  ///< the block's items
+  int group = -1;  ///< group of the last item asked for
+
+  MXI_DEVICE explicit item_walk(int num_items)
+      : begin(static_cast<int>(static_cast<int64_t>(num_items) * blockIdx.x / gridDim.x)),
+        end(static_cast<int>(static_cast<int64_t>(num_items) * (blockIdx.x + 1) / gridDim.x)) {}
+
+  /// Group of `item` (items asked for in increasing order).
+  MXI_DEVICE int group_of(const plan_view& plan, int num_groups, int item) {
+    if (group < 0) {
+      int lo = 0, hi = num_groups - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (plan.item_base[mid] <= item) lo = mid;
+        else hi = mid - 1;
+      }
+      group = lo;
+    } else {
+      while (plan.item_base[group + 1] <= item) ++group;
+    }
+    return group;
+  }
+};
+
+/// What an item is: rows [first, first + rows) of one request, key columns [k_begin, k_end).
+struct plan_item {
+  int64_t first;
+  int rows;
+  int k_begin, k_end;
+  MXI_DEVICE plan_item(const plan_view& plan, int group, int item, int chunk)
+      : first(plan.first[group]), rows(plan.rows[group]),
+        k_begin((item - plan.item_base[group]) * chunk),
+        k_end(min(plan.keys[group], (item - plan.item_base[group]) * chunk + chunk)) {}
+  MXI_DEVICE int tiles() const { return (k_end - k_begin + arch::key_tile_shape::keys - 1) / arch::key_tile_shape::keys; }
+};
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace detail
+
+}  // namespace mxi::device
