@@ -105,7 +105,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   const auto key_of = [](uint32_t w) { return Keys::key_of(w); };
   const block::global_key_row<decltype(key_of)> slice(keys.words(row) + begin,
                                                       static_cast<int>(end - begin), key_of);
-  const bool resident = slice.n <= slice_max;
+  const bool resident = slice.n > 0 && slice.n <= slice_max;  // an empty slice may have no tile
   block::key_row staged{tile, slice.offset, slice.n};
 
   // The threshold, digit by digit over the whole row.
