@@ -209,6 +209,40 @@ std::vector<float> normal_row(int64_t n, std::mt19937_64& rng, float sigma = 1.0
   return row;
 }
 
+/// Rows of ties, n columns each: all equal, all -0, +0 and -0 mixed (equal keys), four values (a
+/// huge threshold bin), mostly exact zeros with a few winners (every head's ReLU off).
+void add_tie_rows(score_rows& in, int64_t n, std::mt19937_64& rng) {
+  in.add(std::vector<float>(n, 0.25f), n);
+  in.add(std::vector<float>(n, -0.0f), n);
+  std::vector<float> zeros(n, 0.0f);
+  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
+  in.add(zeros, n);
+  std::vector<float> few(n);
+  for (float& x : few) x = static_cast<float>(rng() % 4);
+  in.add(few, n);
+  std::vector<float> sparse(n, 0.0f);
+  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
+  in.add(sparse, n);
+}
+
+/// Wide-range scores with NaN (both signs), +-inf and denormals sprinkled in; variant 0 has many
+/// +inf.
+std::vector<float> special_row(int64_t n, std::mt19937_64& rng, int variant) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> row = normal_row(n, rng, 1e30f);
+  for (float& x : row) {
+    const uint64_t u = rng() % 16;
+    if (u == 0) x = nan;
+    else if (u == 1) x = -nan;
+    else if (u == 2) x = inf;
+    else if (u == 3) x = -inf;
+    else if (u == 4) x = variant == 0 ? inf : x;
+    else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
+  }
+  return row;
+}
+
 }  // namespace
 
 TEST_CASE("gpu top-k: random rows of every length class, both orders", "[gpu][topk]") {
@@ -230,18 +264,8 @@ TEST_CASE("gpu top-k: all-equal rows and heavy ties keep the smaller columns", "
   constexpr int64_t n = 40000;
   score_rows in;
   in.width = n;
-  in.add(std::vector<float>(n, 0.25f), n);
-  in.add(std::vector<float>(n, -0.0f), n);
-  std::vector<float> zeros(n, 0.0f);
-  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
-  in.add(zeros, n);
   std::mt19937_64 rng(3);
-  std::vector<float> few(n);
-  for (float& x : few) x = static_cast<float>(rng() % 4);  // four values: a huge threshold bin
-  in.add(few, n);
-  std::vector<float> sparse(n, 0.0f);  // mostly exact zeros (every head's ReLU off), a few winners
-  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
-  in.add(sparse, n);
+  add_tie_rows(in, n, rng);
   check_select(in, 2048);
   check_select(in, 4096);
 }
@@ -290,23 +314,10 @@ TEST_CASE("gpu top-k: more segments than blocks a row, beside short rows", "[gpu
 TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
   REQUIRE_GPU();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float inf = std::numeric_limits<float>::infinity();
   std::mt19937_64 rng(11);
   score_rows in;
   in.width = 9000;
-  for (int variant = 0; variant < 4; ++variant) {
-    std::vector<float> row = normal_row(9000, rng, 1e30f);
-    for (float& x : row) {
-      const uint64_t u = rng() % 16;
-      if (u == 0) x = nan;
-      else if (u == 1) x = -nan;
-      else if (u == 2) x = inf;
-      else if (u == 3) x = -inf;
-      else if (u == 4) x = variant == 0 ? inf : x;
-      else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
-    }
-    in.add(row, 9000);
-  }
+  for (int variant = 0; variant < 4; ++variant) in.add(special_row(9000, rng, variant), 9000);
   in.add(std::vector<float>(9000, nan), 9000);  // only NaN: still k of them, smallest columns
   check_select(in, 100);
   check_select(in, 4096);
@@ -377,34 +388,18 @@ TEST_CASE("gpu top-k clusters: all-equal rows, heavy ties, NaN and infinities", 
   std::mt19937_64 rng(31);
   score_rows in;
   in.width = n;
-  in.add(std::vector<float>(n, 0.25f), n);
-  in.add(std::vector<float>(n, -0.0f), n);
-  std::vector<float> zeros(n, 0.0f);
-  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
-  in.add(zeros, n);
-  std::vector<float> few(n);
-  for (float& x : few) x = static_cast<float>(rng() % 4);  // four values: a huge threshold bin
-  in.add(few, n);
-  std::vector<float> sparse(n, 0.0f);  // mostly exact zeros, a few winners
-  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
-  in.add(sparse, n);
-  // Ties straddling slice boundaries: the first winners of every slice are equal keys.
-  std::vector<float> steps(n);
-  for (int64_t c = 0; c < n; ++c) steps[c] = static_cast<float>((c * 16) / n);
-  in.add(steps, n);
-  for (int variant = 0; variant < 3; ++variant) {
-    std::vector<float> row = normal_row(n, rng, 1e30f);
-    for (float& x : row) {
-      const uint64_t u = rng() % 16;
-      if (u == 0) x = nan;
-      else if (u == 1) x = -nan;
-      else if (u == 2) x = inf;
-      else if (u == 3) x = -inf;
-      else if (u == 4) x = variant == 0 ? inf : x;
-      else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
-    }
-    in.add(row, static_cast<int32_t>(n - variant * 13));
+  add_tie_rows(in, n, rng);
+  // The threshold's ties spread over every slice (the ties before a slice decide which of its
+  // own are taken), and all in the last slices.
+  std::vector<float> spread(n), last(n);
+  for (int64_t c = 0; c < n; ++c) {
+    spread[c] = static_cast<float>(c % 16);
+    last[c] = static_cast<float>((c * 16) / n);
   }
+  in.add(spread, n);
+  in.add(last, n);
+  for (int variant = 0; variant < 3; ++variant)
+    in.add(special_row(n, rng, variant), static_cast<int32_t>(n - variant * 13));
   in.add(std::vector<float>(n, nan), n);  // only NaN: still k of them, smallest columns
   in.add(std::vector<float>(n, -inf), n / 2);
   for (int k : {1, 100, 2048, 4096}) {
