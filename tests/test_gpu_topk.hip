@@ -459,7 +459,8 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
       INFO("rows " << rows << " width " << width << " blocks " << p.blocks << " slice " << p.slice_max);
       REQUIRE(p.blocks >= 1);
       REQUIRE(p.blocks <= config::cluster_blocks_max);
-      REQUIRE((rows * p.blocks >= d.sms || p.blocks == config::cluster_blocks_max));
+      REQUIRE((rows * p.blocks >= d.sms || p.blocks == config::cluster_blocks_max ||
+               rows * p.blocks * 2 > d.sms * d.resident_max));
       REQUIRE((p.blocks == 1 || rows * p.blocks / 2 < d.sms));  // the fewest that fill the GPU
       REQUIRE(p.slice_max <= smem_t::steps::max_columns);
       REQUIRE(p.smem == smem_t::bytes(p.slice_max));
@@ -476,6 +477,9 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   REQUIRE(plan(32, 131072).blocks == 8);
   d.max_blocks = 8;  // a device that places no 16-block cluster
   REQUIRE(plan(1, 32768).blocks == 8);
+  d.resident_max = 1;  // one block an SM: 4 a row would need a second wave
+  REQUIRE(plan(64, 32768).blocks == 2);
+  REQUIRE(plan(64, 32768).smem <= d.budget[1]);
 }
 
 TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candidates]") {

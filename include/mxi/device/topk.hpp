@@ -272,7 +272,8 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
 }
 
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
-/// `blocks_max` and the device's largest) that launch a block per multiprocessor; the shared
+/// `blocks_max` and the device's largest) that launch a block per multiprocessor, halved where
+/// that many would not all be resident at once; the shared
 /// memory that lets that many blocks stay resident at once, and no more than the widest slice of
 /// `s.width` columns needs (`slice_cap` > 0 caps it further).
 template <int Threads>
@@ -284,6 +285,9 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
     const int most = std::min(blocks_max, d.max_blocks);
     c = 1;
     while (c * 2 <= most && s.rows * c < d.sms) c *= 2;
+    // More blocks than stay resident at once would run in a second wave: half as many blocks,
+    // each twice the slice, leave a few SMs idle but finish sooner.
+    if (c > 1 && s.rows * c > static_cast<int64_t>(d.sms) * d.resident_max) c /= 2;
   }
   const int64_t launched = s.rows * c;
   const int64_t resident =
