@@ -1,7 +1,14 @@
 // Top-k alone on fp32 score rows, k = 2048: the decode shapes of the anchors (vLLM's top-k 33 us
-// and torch.topk 137 us for 64 x 32768 on the H200). Rows up to ~55K columns take the one-block
-// path, wider ones the multi-block passes (device/topk.hpp). GPU-event timing around one launch, L2
-// flushed before each, random N(0,1) rows; bytes/s counts one read of the scores.
+// and torch.topk 137 us for 64 x 32768 on the H200). Arguments: rows, columns (every row's
+// length and the rows' stride), k, and the width the call declares (the engine passes its
+// max_model_len; 1M in the decode shapes below, which launches the multi-block passes beside the
+// one-block kernel where there are no clusters). GPU-event timing around one launch, L2 flushed
+// before each, random N(0,1) rows; bytes/s counts one read of the scores.
+//
+// Variants: position / score take the device's tuned path (on sm90 position order: the cluster
+// select, device/detail/topk_cluster_kernel.hpp); position_one_block forces the one-block kernel
+// with the passes (the path before clusters); position_cluster_cN forces N blocks a row and
+// position_cluster_t1024 1024-thread cluster blocks (sm90 only; they tune topk_tuned's numbers).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -19,13 +26,38 @@ using namespace mxi;
 using mxi::testing::device_buffer;
 using mxi::testing::gpu_check;
 
-void bench_topk(benchmark::State& state, output_order order) {
+/// launch_topk with the device's tuned numbers.
+struct tuned {
+  template <class... Args>
+  platform::error_t operator()(Args&&... args) const {
+    return device::launch_topk(std::forward<Args>(args)...);
+  }
+};
+/// launch_topk with Config's numbers.
+template <class Config>
+struct forced {
+  template <class... Args>
+  platform::error_t operator()(Args&&... args) const {
+    return device::launch_topk<Config>(std::forward<Args>(args)...);
+  }
+};
+template <device::topk_path Path, int ClusterBlocks = 0>
+using sm90_config = device::topk_config_for<arch::target::sm90, Path, ClusterBlocks>;
+constexpr auto sm90_tuned = device::topk_tuned(arch::target::sm90);
+using cluster_1024_threads =
+    device::topk_config<sm90_tuned.pass_threads, sm90_tuned.pass_items, sm90_tuned.max_blocks,
+                        sm90_tuned.one_block_min_rows, sm90_tuned.cluster_blocks_max, 1024,
+                        device::topk_path::cluster>;
+
+template <class Launch>
+void bench_topk(benchmark::State& state, output_order order, Launch launch_topk) {
   if (!mxi::testing::gpu_present()) {
     state.SkipWithError("no GPU");
     return;
   }
   const int64_t rows = state.range(0), cols = state.range(1);
   const int k = static_cast<int>(state.range(2));
+  const int64_t width = state.range(3);
   std::vector<float> host(static_cast<size_t>(rows * cols));
   std::mt19937_64 rng(1);
   std::normal_distribution<float> normal;
@@ -33,17 +65,22 @@ void bench_topk(benchmark::State& state, output_order order) {
   device_buffer<float> scores(host);
   device_buffer<int32_t> lengths(std::vector<int32_t>(static_cast<size_t>(rows), static_cast<int32_t>(cols)));
   device_buffer<int32_t> out(static_cast<size_t>(rows * k));
-  const device::topk_shape shape{rows, cols, k, order};
+  const device::topk_shape shape{rows, width, k, order};
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
   device_buffer<char> flush(size_t{256} << 20);  // > the 60 MiB L2
 
   testing::gpu_timer timer;
-  auto launch = [&] {
-    gpu_check(device::launch_topk(shape, device::float_score_keys{scores.data(), cols},
-                                  device::int_lengths{lengths.data()}, device::identity_map{},
-                                  out.data(), k, workspace.data(), nullptr),
-              "launch_topk");
+  auto enqueue = [&] {
+    return launch_topk(shape, device::float_score_keys{scores.data(), cols},
+                       device::int_lengths{lengths.data()}, device::identity_map{}, out.data(),
+                       int64_t{k}, workspace.data(), platform::stream_t{});
   };
+  // A forced variant the device cannot run (a cluster size it does not place) skips.
+  if (const platform::error_t e = enqueue(); e != platform::success) {
+    state.SkipWithError(platform::error_string(e));
+    return;
+  }
+  auto launch = [&] { gpu_check(enqueue(), "launch_topk"); };
   for (int i = 0; i < 3; ++i) launch();
   for (auto _ : state) {
     flush.fill_bytes(static_cast<int>(state.iterations() & 0x7F));
@@ -54,15 +91,43 @@ void bench_topk(benchmark::State& state, output_order order) {
   state.counters["cols"] = static_cast<double>(cols);
 }
 
+constexpr int64_t mml = int64_t{1} << 20;  // the engine's max_model_len
+
 void shapes(benchmark::internal::Benchmark* b) {
-  for (auto s : {std::vector<int64_t>{64, 32768, 2048}, {16, 165440, 2048}, {4, 262144, 2048},
-                 {32, 131072, 2048}, {256, 10688, 2048}, {64, 42560, 2048}, {128, 42304, 2048}})
+  for (auto s : {std::vector<int64_t>{64, 32768, 2048, 32768}, {16, 165440, 2048, 165440},
+                 {4, 262144, 2048, 262144}, {32, 131072, 2048, 131072}, {256, 10688, 2048, 10688},
+                 {64, 42560, 2048, 42560}, {128, 42304, 2048, 42304},
+                 // decode at max_model_len 1M: issue 9's shapes
+                 {64, 32768, 2048, mml}, {1, 32768, 2048, mml}, {4, 262144, 2048, mml},
+                 {32, 131072, 2048, mml}})
+    b->Args(s);
+  b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+}
+
+/// The decode shapes at 1M only (the forced variants).
+void decode_shapes(benchmark::internal::Benchmark* b) {
+  for (auto s : {std::vector<int64_t>{64, 32768, 2048, mml}, {1, 32768, 2048, mml},
+                 {4, 262144, 2048, mml}, {32, 131072, 2048, mml}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
 
 }  // namespace
 
-BENCHMARK_CAPTURE(bench_topk, position, output_order::position)->Apply(shapes);
-BENCHMARK_CAPTURE(bench_topk, score, output_order::score)->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, position, output_order::position, tuned{})->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, score, output_order::score, tuned{})->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, position_one_block, output_order::position,
+                  forced<sm90_config<device::topk_path::one_block>>{})->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_c1, output_order::position,
+                  forced<sm90_config<device::topk_path::cluster, 1>>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_c2, output_order::position,
+                  forced<sm90_config<device::topk_path::cluster, 2>>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_c4, output_order::position,
+                  forced<sm90_config<device::topk_path::cluster, 4>>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_c8, output_order::position,
+                  forced<sm90_config<device::topk_path::cluster, 8>>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_c16, output_order::position,
+                  forced<sm90_config<device::topk_path::cluster, 16>>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_t1024, output_order::position,
+                  forced<cluster_1024_threads>{})->Apply(decode_shapes);
 BENCHMARK_MAIN();

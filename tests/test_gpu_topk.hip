@@ -63,27 +63,46 @@ arch::target device_target() {
   return t;
 }
 
-/// Runs the device select with the column as the output index; `one_block` false sends every row
-/// through the multi-block passes.
-std::vector<int32_t> device_select(const score_rows& in, int k, output_order order, bool one_block = true) {
-  const device::topk_shape shape{in.rows(), in.width, k, order};
+/// Which kernels a device select may take: the tuned ones (the cluster select on sm90 in position
+/// order), the one-block kernel for rows that fit and the passes for the rest, or every row on the
+/// multi-block passes.
+enum class path { tuned, one_block, passes };
+
+const char* path_name(path p) {
+  return p == path::tuned ? "tuned" : p == path::one_block ? "one-block" : "passes";
+}
+
+/// Runs launch_topk<Config> with the column as the output index; `width` (0: the rows' stride) is
+/// the shape's bound on the lengths.
+template <class Config>
+std::vector<int32_t> select_with(const score_rows& in, int k, output_order order, int64_t width) {
+  const device::topk_shape shape{in.rows(), width > 0 ? width : in.width, k, order};
   device_buffer<float> scores(in.scores);
   device_buffer<int32_t> lengths(in.lengths);
   device_buffer<int32_t> out(static_cast<size_t>(in.rows()) * k);
   out.fill_bytes(0x7F);
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
-  const device::float_score_keys keys{scores.data(), in.width};
-  const device::int_lengths n{lengths.data()};
-  const auto passes_only = [&](auto target) {
-    return device::launch_topk<device::topk_config_for<decltype(target)::value, false>>(
-        shape, keys, n, device::identity_map{}, out.data(), k, workspace.data(), nullptr);
-  };
-  gpu_check(one_block ? device::launch_topk(shape, keys, n, device::identity_map{}, out.data(), k,
-                                            workspace.data(), nullptr)
-                      : device::with_target(device_target(), passes_only),
+  gpu_check(device::launch_topk<Config>(shape, device::float_score_keys{scores.data(), in.width},
+                                        device::int_lengths{lengths.data()}, device::identity_map{},
+                                        out.data(), k, workspace.data(), nullptr),
             "launch_topk");
   gpu_check(platform::device_synchronize(), "synchronize");
   return out.download();
+}
+
+std::vector<int32_t> device_select(const score_rows& in, int k, output_order order,
+                                   path p = path::tuned, int64_t width = 0) {
+  return device::with_target(device_target(), [&](auto target) {
+    constexpr arch::target t = decltype(target)::value;
+    switch (p) {
+      case path::one_block:
+        return select_with<device::topk_config_for<t, device::topk_path::one_block>>(in, k, order, width);
+      case path::passes:
+        return select_with<device::topk_config_for<t, device::topk_path::passes>>(in, k, order, width);
+      default:
+        return select_with<device::topk_config_for<t>>(in, k, order, width);
+    }
+  });
 }
 
 /// The same rows stored `width` columns apart (padding NaN): past the one-block limit both paths
@@ -97,31 +116,130 @@ score_rows widened(const score_rows& in, int64_t width) {
   return out;
 }
 
-void check_order(const score_rows& in, int k, output_order order, bool one_block = true) {
-  const std::vector<int32_t> got = device_select(in, k, order, one_block);
+/// The contract's answer for every row of `in`, back to back.
+std::vector<int32_t> expected_rows(const score_rows& in, int k, output_order order) {
+  std::vector<int32_t> all;
   for (int64_t r = 0; r < in.rows(); ++r) {
     const std::vector<int32_t> want =
         expected_row(in.scores.data() + r * in.width, in.lengths[r], k, order);
-    INFO("row " << r << " length " << in.lengths[r] << " width " << in.width << " k " << k
-                << " order " << (order == output_order::score ? "score" : "position")
-                << " one-block rows " << one_block);
-    REQUIRE(std::equal(want.begin(), want.end(), got.begin() + r * k));
+    all.insert(all.end(), want.begin(), want.end());
+  }
+  return all;
+}
+
+/// `got` against `want` row by row, naming the first row that differs.
+void require_rows(const score_rows& in, int k, const std::vector<int32_t>& want,
+                  const std::vector<int32_t>& got) {
+  REQUIRE(got.size() == want.size());
+  for (int64_t r = 0; r < in.rows(); ++r) {
+    INFO("row " << r << " length " << in.lengths[r] << " width " << in.width << " k " << k);
+    REQUIRE(std::equal(want.begin() + r * k, want.begin() + (r + 1) * k, got.begin() + r * k));
   }
 }
 
-/// Both orders, on the path each row's length picks and again with every row on the multi-block
-/// passes.
-void check_select(const score_rows& in, int k) {
-  for (output_order order : {output_order::position, output_order::score}) {
-    check_order(in, k, order);
-    check_order(in, k, order, false);
-  }
+void check_order(const score_rows& in, int k, output_order order, path p = path::tuned,
+                 int64_t width = 0) {
+  INFO("order " << (order == output_order::score ? "score" : "position") << " path "
+                << path_name(p) << " declared width " << width);
+  require_rows(in, k, expected_rows(in, k, order), device_select(in, k, order, p, width));
+}
+
+/// Both orders, on the tuned path, the one-block kernel with the passes, and the passes alone.
+void check_select(const score_rows& in, int k, int64_t width = 0) {
+  for (output_order order : {output_order::position, output_order::score})
+    for (path p : {path::tuned, path::one_block, path::passes}) check_order(in, k, order, p, width);
+}
+
+/// The cluster select forced to C blocks a row, slices of more than SliceCap columns streamed
+/// from global memory (0: as many as shared memory holds), with sm90's numbers (the tuned ones
+/// where it runs; elsewhere a cluster of one block is a plain launch).
+template <int C, int SliceCap>
+using cluster_config = device::topk_config_for<arch::target::sm90, device::topk_path::cluster, C, SliceCap>;
+
+/// The largest cluster the device takes for the cluster select (1 without clusters).
+int max_cluster_blocks() {
+  int most = 1;
+  gpu_check(device::topk_max_cluster_blocks<cluster_config<1, 0>, device::float_score_keys,
+                                            device::int_lengths, device::identity_map>(&most),
+            "topk_max_cluster_blocks");
+  return most;
+}
+
+/// Every cluster size the device takes (1, 2, 3, 4, 8, 16), with slices in shared memory and again
+/// with every slice past 700 columns streamed, against the contract and, bit for bit, against the
+/// one-block and multi-block paths on the same input (position order: the cluster path's).
+void check_clusters(const score_rows& in, int k, int64_t width = 0) {
+  const std::vector<int32_t> want = expected_rows(in, k, output_order::position);
+  const std::vector<int32_t> one_block = device_select(in, k, output_order::position, path::one_block, width);
+  const std::vector<int32_t> passes = device_select(in, k, output_order::position, path::passes, width);
+  require_rows(in, k, want, one_block);
+  require_rows(in, k, want, passes);
+  const int most = max_cluster_blocks();
+  int ran = 0;
+  const auto run = [&](auto c, auto cap) {
+    constexpr int blocks = decltype(c)::value, slice_cap = decltype(cap)::value;
+    if (blocks > most) return;
+    INFO("cluster of " << blocks << " blocks, slice cap " << slice_cap << " declared width " << width);
+    const std::vector<int32_t> got =
+        select_with<cluster_config<blocks, slice_cap>>(in, k, output_order::position, width);
+    require_rows(in, k, want, got);
+    REQUIRE((got == one_block));  // bit for bit (parenthesized: no dump of whole vectors)
+    REQUIRE((got == passes));
+    ++ran;
+  };
+  using std::integral_constant;
+  const auto both = [&](auto c) {
+    run(c, integral_constant<int, 0>{});
+    run(c, integral_constant<int, 700>{});
+  };
+  both(integral_constant<int, 1>{});
+  both(integral_constant<int, 2>{});
+  both(integral_constant<int, 3>{});
+  both(integral_constant<int, 4>{});
+  both(integral_constant<int, 8>{});
+  both(integral_constant<int, 16>{});
+  if (most < 16) WARN("the device takes clusters of at most " << most << " blocks: larger sizes not run");
+  REQUIRE(ran >= 2);
 }
 
 std::vector<float> normal_row(int64_t n, std::mt19937_64& rng, float sigma = 1.0f) {
   std::normal_distribution<float> d(0.0f, sigma);
   std::vector<float> row(static_cast<size_t>(n));
   for (float& x : row) x = d(rng);
+  return row;
+}
+
+/// Rows of ties, n columns each: all equal, all -0, +0 and -0 mixed (equal keys), four values (a
+/// huge threshold bin), mostly exact zeros with a few winners (every head's ReLU off).
+void add_tie_rows(score_rows& in, int64_t n, std::mt19937_64& rng) {
+  in.add(std::vector<float>(n, 0.25f), n);
+  in.add(std::vector<float>(n, -0.0f), n);
+  std::vector<float> zeros(n, 0.0f);
+  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
+  in.add(zeros, n);
+  std::vector<float> few(n);
+  for (float& x : few) x = static_cast<float>(rng() % 4);
+  in.add(few, n);
+  std::vector<float> sparse(n, 0.0f);
+  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
+  in.add(sparse, n);
+}
+
+/// Wide-range scores with NaN (both signs), +-inf and denormals sprinkled in; variant 0 has many
+/// +inf.
+std::vector<float> special_row(int64_t n, std::mt19937_64& rng, int variant) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> row = normal_row(n, rng, 1e30f);
+  for (float& x : row) {
+    const uint64_t u = rng() % 16;
+    if (u == 0) x = nan;
+    else if (u == 1) x = -nan;
+    else if (u == 2) x = inf;
+    else if (u == 3) x = -inf;
+    else if (u == 4) x = variant == 0 ? inf : x;
+    else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
+  }
   return row;
 }
 
@@ -146,18 +264,8 @@ TEST_CASE("gpu top-k: all-equal rows and heavy ties keep the smaller columns", "
   constexpr int64_t n = 40000;
   score_rows in;
   in.width = n;
-  in.add(std::vector<float>(n, 0.25f), n);
-  in.add(std::vector<float>(n, -0.0f), n);
-  std::vector<float> zeros(n, 0.0f);
-  for (size_t i = 0; i < zeros.size(); i += 3) zeros[i] = -0.0f;  // -0 ties with +0
-  in.add(zeros, n);
   std::mt19937_64 rng(3);
-  std::vector<float> few(n);
-  for (float& x : few) x = static_cast<float>(rng() % 4);  // four values: a huge threshold bin
-  in.add(few, n);
-  std::vector<float> sparse(n, 0.0f);  // mostly exact zeros (every head's ReLU off), a few winners
-  for (size_t i = 0; i < sparse.size(); i += 37) sparse[i] = static_cast<float>(rng() % 100);
-  in.add(sparse, n);
+  add_tie_rows(in, n, rng);
   check_select(in, 2048);
   check_select(in, 4096);
 }
@@ -179,6 +287,7 @@ TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") 
         // Enough rows that rows at the limit take the one-block kernel beside longer ones.
         for (int r = 0; r < device::topk_tuned(device_target()).one_block_min_rows; ++r)
           in.add(normal_row(1000 + r, rng), 1000 + r);
+        check_order(in, k, order, path::one_block);
         check_order(in, k, order);
       }
     }
@@ -196,29 +305,19 @@ TEST_CASE("gpu top-k: more segments than blocks a row, beside short rows", "[gpu
     in.add(normal_row(n, rng), n);
   }
   in.add({}, -1);
-  for (output_order order : {output_order::position, output_order::score}) check_order(in, 2048, order);
+  for (output_order order : {output_order::position, output_order::score}) {
+    check_order(in, 2048, order);
+    check_order(in, 2048, order, path::one_block);
+  }
 }
 
 TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
   REQUIRE_GPU();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float inf = std::numeric_limits<float>::infinity();
   std::mt19937_64 rng(11);
   score_rows in;
   in.width = 9000;
-  for (int variant = 0; variant < 4; ++variant) {
-    std::vector<float> row = normal_row(9000, rng, 1e30f);
-    for (float& x : row) {
-      const uint64_t u = rng() % 16;
-      if (u == 0) x = nan;
-      else if (u == 1) x = -nan;
-      else if (u == 2) x = inf;
-      else if (u == 3) x = -inf;
-      else if (u == 4) x = variant == 0 ? inf : x;
-      else if (u == 5) x = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng() % 3);
-    }
-    in.add(row, 9000);
-  }
+  for (int variant = 0; variant < 4; ++variant) in.add(special_row(9000, rng, variant), 9000);
   in.add(std::vector<float>(9000, nan), 9000);  // only NaN: still k of them, smallest columns
   check_select(in, 100);
   check_select(in, 4096);
@@ -250,13 +349,137 @@ TEST_CASE("gpu top-k: a row gives the same bits alone and in a batch", "[gpu][to
     const std::vector<int32_t> a = device_select(alone, 2048, order);
     const std::vector<int32_t> b = device_select(batch, 2048, order);
     REQUIRE(std::equal(a.begin(), a.end(), b.begin() + 17 * 2048));
-    // and the same bits from the other path, and from a width past the one-block limit
-    const std::vector<int32_t> c = device_select(batch, 2048, order, false);
-    REQUIRE(std::equal(a.begin(), a.end(), c.begin() + 17 * 2048));
+    // and the same bits from the other paths, and from a width past the one-block limit
+    for (path p : {path::one_block, path::passes}) {
+      const std::vector<int32_t> c = device_select(batch, 2048, order, p);
+      REQUIRE(std::equal(a.begin(), a.end(), c.begin() + 17 * 2048));
+    }
     const int64_t limit = device::topk_one_block_width(device::topk_shape{40, 50000, 2048, order});
-    const std::vector<int32_t> d = device_select(widened(batch, limit + 1), 2048, order);
-    REQUIRE(std::equal(a.begin(), a.end(), d.begin() + 17 * 2048));
+    for (path p : {path::tuned, path::one_block}) {
+      const std::vector<int32_t> d = device_select(widened(batch, limit + 1), 2048, order, p);
+      REQUIRE(std::equal(a.begin(), a.end(), d.begin() + 17 * 2048));
+    }
   }
+}
+
+TEST_CASE("gpu top-k clusters: every cluster size, every length class, k from 1 to 4096",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(29);
+  for (int k : {1, 2, 37, 512, 2048, 4095, 4096}) {
+    score_rows in;
+    in.width = 20003;  // not a multiple of 4: rows start at every 4-byte alignment
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{k - 1 > 0 ? k - 1 : 0}, int64_t{k},
+                      int64_t{k + 1}, int64_t{k + 3}, int64_t{4095}, int64_t{4097}, int64_t{12345},
+                      int64_t{20003}})
+      in.add(normal_row(n, rng), static_cast<int32_t>(n));
+    in.add({}, -1);  // broken rows: all -1
+    in.add(normal_row(100, rng), -7);
+    INFO("k " << k);
+    check_clusters(in, k);
+  }
+}
+
+TEST_CASE("gpu top-k clusters: all-equal rows, heavy ties, NaN and infinities", "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  constexpr int64_t n = 40000;
+  std::mt19937_64 rng(31);
+  score_rows in;
+  in.width = n;
+  add_tie_rows(in, n, rng);
+  // The threshold's ties spread over every slice (the ties before a slice decide which of its
+  // own are taken), and all in the last slices.
+  std::vector<float> spread(n), last(n);
+  for (int64_t c = 0; c < n; ++c) {
+    spread[c] = static_cast<float>(c % 16);
+    last[c] = static_cast<float>((c * 16) / n);
+  }
+  in.add(spread, n);
+  in.add(last, n);
+  for (int variant = 0; variant < 3; ++variant)
+    in.add(special_row(n, rng, variant), static_cast<int32_t>(n - variant * 13));
+  in.add(std::vector<float>(n, nan), n);  // only NaN: still k of them, smallest columns
+  in.add(std::vector<float>(n, -inf), n / 2);
+  for (int k : {1, 100, 2048, 4096}) {
+    INFO("k " << k);
+    check_clusters(in, k);
+  }
+}
+
+TEST_CASE("gpu top-k clusters: width 1M with short rows, and rows streamed from global memory",
+          "[gpu][topk][cluster][large]") {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(37);
+  // Short rows under a 1M bound: the cost follows the lengths (the one-block path launches the
+  // passes too; every path gives the same bits).
+  score_rows short_rows;
+  short_rows.width = 33000;
+  for (int r = 0; r < 64; ++r) {
+    const int32_t len = r == 5 ? 0 : r == 6 ? -1 : r == 7 ? 1500 : 32768 + (r % 3) * 77;
+    short_rows.add(normal_row(len > 0 ? len : 0, rng), len);
+  }
+  check_clusters(short_rows, 2048, int64_t{1} << 20);
+  check_select(short_rows, 2048, int64_t{1} << 20);
+  // Rows longer than one block's slice in shared memory at every cluster size that can hold them
+  // (about 32K columns at 512 threads): a slice streams in windows of one scan each.
+  score_rows long_rows;
+  long_rows.width = 300001;
+  long_rows.add(normal_row(300001, rng), 300001);
+  long_rows.add(normal_row(131073, rng), 131073);
+  std::vector<float> ties(300001);
+  for (size_t c = 0; c < ties.size(); ++c) ties[c] = static_cast<float>(rng() % 3);
+  long_rows.add(ties, 300001);
+  long_rows.add(normal_row(70000, rng), 70000);
+  long_rows.add({}, -1);
+  for (int k : {2048, 4096}) {
+    INFO("k " << k);
+    check_clusters(long_rows, k, int64_t{1} << 20);
+  }
+}
+
+TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "[topk][cluster]") {
+  // No GPU needed: the host's choice of cluster size and slice for an H200-like device.
+  using config = cluster_config<0, 0>;
+  constexpr int threads = config::cluster_threads;
+  using smem_t = device::detail::cluster_select_smem<threads>;
+  device::detail::cluster_device d;
+  d.sms = 132;
+  d.max_blocks = 16;
+  d.resident_max = 4;
+  for (int r = 1; r <= 4; ++r) d.budget[r] = (233472 / r - 1024) / 1024 * 1024;
+  const auto plan = [&](int64_t rows, int64_t width) {
+    return device::detail::plan_cluster<threads>(device::topk_shape{rows, width, 2048},
+                                                 d, config::cluster_blocks_max, 0, 0);
+  };
+  for (int64_t rows : {1, 4, 32, 64, 100, 132, 256, 4096})
+    for (int64_t width : {int64_t{5000}, int64_t{32768}, int64_t{262144}, int64_t{1} << 20}) {
+      const auto p = plan(rows, width);
+      INFO("rows " << rows << " width " << width << " blocks " << p.blocks << " slice " << p.slice_max);
+      REQUIRE(p.blocks >= 1);
+      REQUIRE(p.blocks <= config::cluster_blocks_max);
+      REQUIRE((rows * p.blocks >= d.sms || p.blocks == config::cluster_blocks_max ||
+               rows * p.blocks * 2 > d.sms * d.resident_max));
+      REQUIRE((p.blocks == 1 || rows * p.blocks / 2 < d.sms));  // the fewest that fill the GPU
+      REQUIRE(p.slice_max <= smem_t::steps::max_columns);
+      REQUIRE(p.smem == smem_t::bytes(p.slice_max));
+      const int64_t resident = std::min<int64_t>((rows * p.blocks + d.sms - 1) / d.sms, 4);
+      REQUIRE(p.smem <= d.budget[resident]);
+      // Slices of the widest row sit in shared memory unless the budget or one compaction
+      // window is smaller.
+      REQUIRE((p.slice_max >= (width + p.blocks - 1) / p.blocks ||
+               p.slice_max == smem_t::steps::max_columns ||
+               smem_t::bytes(p.slice_max + 4) > d.budget[resident]));
+    }
+  REQUIRE(plan(64, int64_t{1} << 20).blocks == 4);
+  REQUIRE(plan(1, 32768).blocks == 16);
+  REQUIRE(plan(32, 131072).blocks == 8);
+  d.max_blocks = 8;  // a device that places no 16-block cluster
+  REQUIRE(plan(1, 32768).blocks == 8);
+  d.resident_max = 1;  // one block an SM: 4 a row would need a second wave
+  REQUIRE(plan(64, 32768).blocks == 2);
+  REQUIRE(plan(64, 32768).smem <= d.budget[1]);
 }
 
 TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candidates]") {

@@ -1,9 +1,14 @@
-// Exact, deterministic top-k over rows of scores. Two paths, chosen row by row on the device from
-// the row's length (the host cannot read it): rows that fit in shared memory take one block each
-// and one launch (device/detail/topk_row_kernel.hpp); longer rows are cut into segments over
-// several blocks and launches (device/detail/topk_kernels.hpp), a grid sized by the GPU, not by
-// the width. When no row can be longer than the one-block limit, only that launch runs. Both paths
-// give the same bits. A row is the columns [0, n)
+// Exact, deterministic top-k over rows of scores. Three paths, one launch each except the last:
+//   cluster    (sm90, ascending-position output) a thread-block cluster of C blocks per row, each
+//              block a slice of the row's actual length, for rows of any length
+//              (device/detail/topk_cluster_kernel.hpp); C from the row count and the SM count;
+//   one block  rows that fit in shared memory take one block each
+//              (device/detail/topk_row_kernel.hpp);
+//   passes     longer rows are cut into segments over several blocks and launches
+//              (device/detail/topk_kernels.hpp), a grid sized by the GPU, not by the width.
+// Without clusters (other targets, score order) each row picks one of the last two on the device
+// from its length (the host cannot read it); when no row can be longer than the one-block limit,
+// only that launch runs. Every path gives the same bits. A row is the columns [0, n)
 // of some key source; n < 0 marks a broken row (all -1). The k
 // largest keys win, equal keys go to the smaller column, and the row is written as
 // map(row, column) in ascending column order, or by (score desc, column asc), then -1 up to k.
@@ -16,9 +21,11 @@
 #include <type_traits>
 
 #include "mxi/block/radix_key.hpp"
+#include "mxi/device/detail/topk_cluster_kernel.hpp"
 #include "mxi/device/detail/topk_kernels.hpp"
 #include "mxi/device/detail/topk_row_kernel.hpp"
 #include "mxi/device/tuning.hpp"
+#include "mxi/platform/cluster.hpp"
 #include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -26,26 +33,50 @@
 
 namespace mxi::device {
 
-/// A top-k launch's numbers as template arguments (see topk_tuning). OneBlockRows: rows that fit
-/// take the one-block kernel (false sends every row through the passes; the tests compare both).
+/// Which kernels a launch may take (the tests force each; engines leave `tuned`).
+enum class topk_path {
+  tuned,      ///< the target's: clusters where cluster_blocks_max > 0 (position order), else below
+  one_block,  ///< rows that fit take the one-block kernel, longer ones the passes
+  passes,     ///< every row through the multi-block passes
+  cluster,    ///< the cluster select in position order (score order: as one_block)
+};
+
+/// A top-k launch's numbers as template arguments (see topk_tuning). ClusterBlocks forces the
+/// blocks a row's cluster takes (0: from the row and SM counts) and ClusterSliceMax caps the
+/// slice a block holds in shared memory (0: what the shared memory holds); tests use them to
+/// reach every cluster size and the streamed slices with small inputs.
 template <int BlockThreads, int ItemsPerThread, int MaxBlocks, int OneBlockMinRows,
-          bool OneBlockRows = true>
+          int ClusterBlocksMax, int ClusterThreads, topk_path Path = topk_path::tuned,
+          int ClusterBlocks = 0, int ClusterSliceMax = 0>
 struct topk_config {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int segment = BlockThreads * ItemsPerThread;
   static constexpr int max_blocks = MaxBlocks;
   static constexpr int one_block_min_rows = OneBlockMinRows;
-  static constexpr bool one_block_rows = OneBlockRows;
+  static constexpr bool one_block_rows = Path != topk_path::passes;
+  static constexpr bool clusters =
+      Path == topk_path::cluster || (Path == topk_path::tuned && ClusterBlocksMax > 0);
+  static constexpr int cluster_blocks_max =
+      ClusterBlocksMax > 0 ? ClusterBlocksMax : platform::max_cluster_blocks_any;
+  static constexpr int cluster_threads = ClusterThreads;
+  static constexpr int cluster_blocks = ClusterBlocks;
+  static constexpr int cluster_slice_max = ClusterSliceMax;
   static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
   static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
+  static_assert(ClusterThreads % 64 == 0 && ClusterThreads <= 1024,
+                "cluster blocks: whole waves, at most 1024 threads");
+  static_assert(ClusterBlocks >= 0 && ClusterBlocks <= platform::max_cluster_blocks_any,
+                "a forced cluster: 1 .. 16 blocks (0: chosen)");
 };
 
-/// Target T's config (topk_tuned).
-template <arch::target T, bool OneBlockRows = true>
+/// Target T's config (topk_tuned), optionally forcing a path, a cluster size, a slice cap.
+template <arch::target T, topk_path Path = topk_path::tuned, int ClusterBlocks = 0,
+          int ClusterSliceMax = 0>
 using topk_config_for =
     topk_config<topk_tuned(T).pass_threads, topk_tuned(T).pass_items, topk_tuned(T).max_blocks,
-                topk_tuned(T).one_block_min_rows, OneBlockRows>;
+                topk_tuned(T).one_block_min_rows, topk_tuned(T).cluster_blocks_max,
+                topk_tuned(T).cluster_threads, Path, ClusterBlocks, ClusterSliceMax>;
 
 /// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
 /// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
@@ -202,7 +233,113 @@ platform::error_t launch_row_select(const topk_shape& s, int64_t longest, int de
   return platform::last_error();
 }
 
+/// What the cluster select needs of a device, asked once per device and kernel.
+struct cluster_device {
+  static constexpr int most_resident = 32;  ///< 64-thread blocks fill a 2048-thread SM
+  int sms = 0;           ///< multiprocessors
+  int max_blocks = 1;    ///< the largest cluster the kernel may take there (1: no clusters)
+  int resident_max = 1;  ///< blocks a multiprocessor holds at most (threads, registers)
+  /// budget[r]: the shared memory a block may take so that r blocks fit a multiprocessor.
+  size_t budget[most_resident + 1] = {};
+};
+
+/// One cluster launch: blocks a row, the widest slice a block holds in shared memory, its bytes.
+struct cluster_plan {
+  int blocks;
+  int64_t slice_max;
+  size_t smem;
+};
+
+/// Fills `d` for `kernel` (Threads threads) on `device`, raising its shared-memory limit to
+/// `limit` first.
+template <int Threads, class Kernel>
+platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit, cluster_device* d) {
+  platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
+  if (e == platform::success) e = platform::multiprocessor_count(&d->sms, device);
+  if (e == platform::success) e = platform::max_active_blocks(&d->resident_max, kernel, Threads, 0);
+  if (e != platform::success) return e;
+  d->resident_max = std::clamp(d->resident_max, 1, cluster_device::most_resident);
+  for (int r = 1; r <= d->resident_max; ++r) {
+    size_t bytes = r == 1 ? limit : limit / r / 1024 * 1024;
+    for (int fit = 0; bytes > 1024; bytes -= 1024) {
+      e = platform::max_active_blocks(&fit, kernel, Threads, bytes);
+      if (e != platform::success) return e;
+      if (fit >= r) break;
+    }
+    d->budget[r] = bytes;
+  }
+  return platform::max_cluster_blocks(kernel, device, Threads, limit, &d->max_blocks);
+}
+
+/// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
+/// `blocks_max` and the device's largest) that launch a block per multiprocessor, halved where
+/// that many would not all be resident at once; the shared
+/// memory that lets that many blocks stay resident at once, and no more than the widest slice of
+/// `s.width` columns needs (`slice_cap` > 0 caps it further).
+template <int Threads>
+cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int blocks_max, int forced,
+                          int64_t slice_cap) {
+  using smem_t = cluster_select_smem<Threads>;
+  int c = forced;
+  if (c == 0) {
+    const int most = std::min(blocks_max, d.max_blocks);
+    c = 1;
+    while (c * 2 <= most && s.rows * c < d.sms) c *= 2;
+    // More blocks than stay resident at once would run in a second wave: half as many blocks,
+    // each twice the slice, leave a few SMs idle but finish sooner.
+    if (c > 1 && s.rows * c > static_cast<int64_t>(d.sms) * d.resident_max) c /= 2;
+  }
+  const int64_t launched = s.rows * c;
+  const int64_t resident =
+      std::clamp<int64_t>((launched + d.sms - 1) / std::max(d.sms, 1), 1, d.resident_max);
+  int64_t slice = smem_t::max_slice(d.budget[resident]);
+  const int64_t widest = align_up((std::max<int64_t>(s.width, 0) + c - 1) / c, int64_t{4});
+  slice = std::min(slice, widest);
+  if (slice_cap > 0) slice = std::min(slice, slice_cap);
+  return {c, slice, smem_t::bytes(slice)};
+}
+
+/// The cluster select of every row of `s` (position order), one launch.
+template <class Config, class Keys, class Lengths, class Map>
+platform::error_t launch_cluster_select(const topk_shape& s, int device, size_t limit, Keys keys,
+                                        Lengths lengths, Map map, int32_t* out,
+                                        int64_t out_stride, platform::stream_t stream) {
+  constexpr int threads = Config::cluster_threads;
+  auto* kernel = &cluster_select_kernel<threads, Keys, Lengths, Map>;
+  static platform::per_device_cache<cluster_device> devices;
+  cluster_device d;
+  const platform::error_t e = devices.get(device, &d, [&](cluster_device* out) {
+    return query_cluster_device<threads>(kernel, device, limit, out);
+  });
+  if (e != platform::success) return e;
+  if (Config::cluster_blocks > d.max_blocks) return platform::invalid_value;
+  const cluster_plan p = plan_cluster<threads>(s, d, Config::cluster_blocks_max,
+                                               Config::cluster_blocks, Config::cluster_slice_max);
+  if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
+  return platform::launch_clustered(kernel, static_cast<unsigned>(s.rows * p.blocks),
+                                    static_cast<unsigned>(p.blocks), threads, p.smem, stream, keys,
+                                    lengths, s.k, static_cast<int>(p.slice_max), map, out,
+                                    out_stride);
+}
+
 }  // namespace detail
+
+/// The most blocks Config's cluster select may give a row on the current device with these key,
+/// length and map types (1 where there are no clusters).
+template <class Config, class Keys, class Lengths, class Map>
+platform::error_t topk_max_cluster_blocks(int* out) {
+  *out = 1;
+  int device = 0;
+  size_t limit = 0;
+  platform::error_t e = platform::shared_memory_limit(&device, &limit);
+  if (e != platform::success) return e;
+  constexpr int threads = Config::cluster_threads;
+  detail::cluster_device d;
+  e = detail::query_cluster_device<threads>(
+      &detail::cluster_select_kernel<threads, Keys, Lengths, Map>, device, limit, &d);
+  if (e == platform::success) *out = d.max_blocks;
+  return e;
+}
 
 /// The widest rows launch_topk gives one block each for `shape`'s k and order on the current
 /// device (0 if it cannot tell); wider rows take the multi-block passes.
@@ -248,6 +385,12 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   size_t limit = 0;
   platform::error_t e = platform::shared_memory_limit(&device, &limit);
   if (e != platform::success) return e;
+  if constexpr (Config::clusters) {
+    // Score order keeps the paths below: its sort would have to span the cluster.
+    if (shape.order == output_order::position)
+      return detail::launch_cluster_select<Config>(shape, device, limit, keys, lengths, map, out,
+                                                   out_stride, stream);
+  }
   // Rows of at most `split` columns are the one-block kernel's, longer ones the passes'.
   int64_t split = Config::one_block_rows ? detail::one_block_width(shape, limit) : 0;
   if (split <= 0 || (shape.width > split && shape.rows < Config::one_block_min_rows))

@@ -13,7 +13,8 @@
 
 namespace mxi::device {
 
-/// The multi-block top-k passes (detail/topk_kernels.hpp) and when a call takes them.
+/// The multi-block top-k passes (detail/topk_kernels.hpp), the cluster select, and when a call
+/// takes which.
 struct topk_tuning {
   int pass_threads;  ///< threads of a pass block
   int pass_items;    ///< columns a thread takes of each segment (a segment: threads * items)
@@ -22,6 +23,12 @@ struct topk_tuning {
   /// Where some row may not fit the one-block kernel, a call of fewer rows than this sends every
   /// row through the passes: a few rows fill the GPU better with several blocks each.
   int one_block_min_rows;
+  /// The cluster select (detail/topk_cluster_kernel.hpp), ascending-position output: the most
+  /// blocks a row's cluster takes (0: no cluster path, the one-block kernel and the passes
+  /// instead), and a cluster block's threads. The launcher takes the fewest blocks a row (a power
+  /// of two) that give the GPU a block per multiprocessor, up to this many.
+  int cluster_blocks_max;
+  int cluster_threads;
 };
 
 /// The K-cache writer and the Q quantizer: 8 lanes a 32-element block.
@@ -33,13 +40,19 @@ constexpr topk_tuning topk_tuned(arch::target t) {
   switch (t) {
     // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows:
     // 8 x 32K at max_model_len 1M took 82 us on the passes, 94 us with a block a row.
+    // Clusters of up to 16 blocks (Hopper's non-portable size; the launcher drops to the portable
+    // 8 where the device cannot place 16): 1 x 32K then runs on 16 SMs, 4 x 256K on 64, and
+    // 64 x 32K takes 4 blocks a row (256 on 132 SMs). 512 threads: two blocks an SM still fit at
+    // 113 KB of shared memory each. Not yet measured against 8 and 1024 (bench_topk's cluster
+    // variants).
     case arch::target::sm90:
-      return {512, 8, 1024, 32};
-    // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured.
+      return {512, 8, 1024, 32, 16, 512};
+    // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured. No clusters
+    // on AMD.
     case arch::target::gfx950:
-      return {512, 8, 1024, 32};
+      return {512, 8, 1024, 32, 0, 512};
     default:
-      return {512, 8, 1024, 32};  // generic: not measured
+      return {512, 8, 1024, 32, 0, 512};  // generic: not measured; clusters need sm90
   }
 }
 

@@ -1,7 +1,7 @@
 // Cross-lane operations with the wave size as a template parameter (32 on NVIDIA, 64 on gfx9),
 // chosen on the host per device (wave.hpp); device code never reads warpSize as a constant.
-// Only this file, runtime.hpp and wave64_emulation.hpp (64-lane waves on NVIDIA in test builds)
-// name vendor intrinsics.
+// Only this file, runtime.hpp, cluster.hpp (thread-block clusters) and wave64_emulation.hpp
+// (64-lane waves on NVIDIA in test builds) name vendor intrinsics.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,277 @@
+// The steps of an exact radix select over rows of order-preserving uint32 keys, for one block:
+// stage a row into shared memory while counting its top digit, count one digit of the keys that
+// match the threshold so far, turn a histogram into the next digit of the threshold, and compact
+// the winners in ascending column order. block::block_topk (block_topk.hpp) composes them for a
+// row held by one block; the cluster top-k (device/detail/topk_cluster_kernel.hpp) composes them
+// for a row split over the blocks of a cluster, whose histograms are summed across the cluster and
+// whose compaction starts each block at the counts of the slices before it.
+//
+// Rows. A row is anything with `n`, `offset` (0 .. 3), `vector_count()` and `vector(v)`: vector v
+// holds columns [4v - offset, 4v - offset + 4) (columns outside [0, n) are ignored). key_row is a
+// row in shared memory, global_key_row one read (and converted with key_of) from global memory.
+//
+// Contract
+//   Threads    the block's threads, blockDim == (Threads, 1, 1), 1 .. 1024; every thread calls
+//              each member together (they contain __syncthreads unless said otherwise).
+//   hist       max_bins uint32 of shared memory.
+//   windows    tally() takes a row of at most max_columns columns (a thread's masks hold 16
+//              vectors, and the scan packs two 16-bit counts); longer rows are cut into windows.
+#pragma once
+
+#include <cstdint>
+
+#include "mxi/block/block_radix_threshold.hpp"
+#include "mxi/block/block_scan.hpp"
+#include "mxi/block/radix_key.hpp"
+#include "mxi/platform/intrinsics.hpp"
+
+namespace mxi::block {
+
+/// A row of keys in shared memory as 16-byte vectors: column c is word c + offset of `vectors`.
+/// The offset lets a row copied from global memory keep that memory's 16-byte alignment. Build it
+/// from at least one run-time value: clang for AMDGPU turns an all-constant one into a static
+/// initializer, which cannot hold a shared-memory address (a compile error).
+struct key_row {
+  uint4* vectors;
+  int offset;  ///< 0 .. 3
+  int n;       ///< columns
+  MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
+  MXI_DEVICE uint4 vector(int v) const { return vectors[v]; }
+};
+
+namespace detail {
+
+/// Adds a run of equal digits with one shared atomic: heavy ties (all-equal rows, many exact
+/// zeros) would otherwise serialize the block on one bin.
+struct run_counter {
+  uint32_t* hist;
+  uint32_t bin = 0, count = 0;
+  MXI_DEVICE void add(uint32_t b) {
+    if (b != bin && count != 0) {
+      atomicAdd(&hist[bin], count);
+      count = 0;
+    }
+    bin = b;
+    ++count;
+  }
+  MXI_DEVICE void flush() {
+    if (count != 0) atomicAdd(&hist[bin], count);
+  }
+};
+
+MXI_DEVICE void unpack(const uint4& v, uint32_t (&w)[4]) {
+  w[0] = v.x;
+  w[1] = v.y;
+  w[2] = v.z;
+  w[3] = v.w;
+}
+
+/// Words [4v - offset, 4v - offset + 4) of a row of n words; those outside [0, n) read as 0. Only
+/// the first and last vectors are partial; the others are one aligned 16-byte load.
+MXI_DEVICE uint4 load_vector(const uint32_t* row, int v, int offset, int n) {
+  const int lo = 4 * v - offset;
+  if (lo >= 0 && lo + 3 < n) return *reinterpret_cast<const uint4*>(row + lo);
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) w[j] = lo + j >= 0 && lo + j < n ? row[lo + j] : 0u;
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+}  // namespace detail
+
+/// Columns [0, n) of a global row of 32-bit words (4-byte aligned), each converted with key_of as
+/// it is read; vectors line up with the memory's 16-byte alignment.
+template <class KeyOf>
+struct global_key_row {
+  const uint32_t* source;
+  int offset;
+  int n;
+  KeyOf key_of;
+  MXI_DEVICE global_key_row(const uint32_t* s, int columns, KeyOf k)
+      : source(s), offset(static_cast<int>((reinterpret_cast<uintptr_t>(s) / 4) % 4)), n(columns),
+        key_of(k) {}
+  MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
+  MXI_DEVICE uint4 vector(int v) const {
+    uint32_t w[4];
+    detail::unpack(detail::load_vector(source, v, offset, n), w);
+    return make_uint4(key_of(w[0]), key_of(w[1]), key_of(w[2]), key_of(w[3]));
+  }
+  /// Columns [first, first + columns) as a row of their own.
+  MXI_DEVICE global_key_row part(int first, int columns) const {
+    return global_key_row(source + first, columns, key_of);
+  }
+};
+
+/// The threshold after some digits: those digits (`prefix`, the key's bits from `shift` up), and
+/// how many keys equal to them are taken (`rest`). A key wins when (key >> shift) > prefix, or
+/// == prefix among the first `rest` such keys by column.
+struct radix_threshold {
+  uint32_t prefix = 0, shift = 0, rest = 0;
+};
+
+/// One window's compaction counts (see tally): the thread's above / equal masks over its vectors,
+/// the counts before it in the window (above << 16 | equal), and the window's totals.
+struct window_tally {
+  uint64_t above = 0, equal = 0;
+  int first = 0;  ///< the thread's first vector
+  uint32_t before = 0, total = 0;
+  MXI_DEVICE uint32_t total_above() const { return total >> 16; }
+  MXI_DEVICE uint32_t total_equal() const { return total & 0xFFFFu; }
+};
+
+template <int Threads>
+class block_radix_select {
+  static_assert(Threads >= 1 && Threads <= 1024, "block_radix_select: 1 .. 1024 threads");
+  using digits = radix_digits;
+
+ public:
+  using find = block_radix_threshold<Threads, digits::max_bins>;
+  using scan = block_scan<uint32_t, Threads>;
+
+  /// A thread's compaction masks hold 16 vectors (64 columns) and the scan packs two counts in
+  /// 16 bits each, which bounds the vectors of a window.
+  static constexpr int max_vectors = 16 * Threads < 16384 ? 16 * Threads : 16384;
+  /// The widest window at any offset.
+  static constexpr int max_columns = 4 * max_vectors - 3;
+
+  /// 16-byte vectors a row of n columns needs at any offset.
+  MXI_HOST_DEVICE static constexpr int64_t row_vectors(int64_t n) { return (n + 6) / 4; }
+
+  /// The step storage of find() and tally() (never both at once).
+  union step_storage {
+    typename find::storage_type find;
+    typename scan::storage_type scan;
+  };
+
+  /// Zeroes a histogram, then a barrier.
+  MXI_DEVICE static void clear(uint32_t* hist) {
+    for (int b = static_cast<int>(threadIdx.x); b < digits::max_bins; b += Threads) hist[b] = 0;
+    __syncthreads();
+  }
+
+  /// Calls visit(v, vector) for every vector of `row` (several loads in flight per thread) and, if
+  /// `counted`, histograms digit `pass` of its keys whose higher digits equal `prefix` into `hist`
+  /// (cleared). Ends with a barrier.
+  template <class Row, class Visit>
+  MXI_DEVICE static void sweep(const Row& row, bool counted, int pass, uint32_t prefix,
+                               uint32_t* hist, Visit visit) {
+    const int tid = static_cast<int>(threadIdx.x);
+    const int spanned = row.vector_count();
+    constexpr int batch = 4;
+    detail::run_counter run{hist};
+    for (int base = 0; base < spanned; base += batch * Threads) {
+      uint4 raw[batch];
+#pragma unroll
+      for (int i = 0; i < batch; ++i) {
+        const int v = base + i * Threads + tid;
+        raw[i] = v < spanned ? row.vector(v) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int i = 0; i < batch; ++i) {
+        const int v = base + i * Threads + tid;
+        if (v >= spanned) continue;
+        visit(v, raw[i]);
+        if (!counted) continue;
+        uint32_t w[4];
+        detail::unpack(raw[i], w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int c = 4 * v + j - row.offset;
+          if (c >= 0 && c < row.n && digits::matches(w[j], pass, prefix))
+            run.add(digits::digit(w[j], pass));
+        }
+      }
+    }
+    run.flush();
+    __syncthreads();
+  }
+
+  /// Histograms digit `pass` of the row's keys whose higher digits equal `prefix`.
+  template <class Row>
+  MXI_DEVICE static void count(const Row& row, int pass, uint32_t prefix, uint32_t* hist) {
+    sweep(row, true, pass, prefix, hist, [](int, const uint4&) {});
+  }
+
+  /// Copies a global row into `vectors` (the same 16-byte alignment), counting its top digit into
+  /// `hist` (cleared) if `counted`; returns it as a key_row. Ends with a barrier.
+  template <class KeyOf>
+  MXI_DEVICE static key_row stage(const global_key_row<KeyOf>& source, bool counted,
+                                  uint32_t* hist, uint4* vectors) {
+    sweep(source, counted, 0, 0u, hist,
+          [vectors](int v, const uint4& keys) { vectors[v] = keys; });
+    return key_row{vectors, source.offset, source.n};
+  }
+
+  /// Digit `pass` of the threshold from the histogram of that digit (`counts[b]`, any pointer-like
+  /// type whose total is at least t.rest >= 1). Returns whether every key of the threshold's bin
+  /// is taken, so lower digits cannot change the set (the same answer in every thread). `counts`
+  /// is read again after find's last barrier: a caller that clears it next needs a barrier first.
+  template <class Counts>
+  MXI_DEVICE static bool step(Counts counts, int pass, radix_threshold& t, step_storage& storage) {
+    uint32_t in_bin;
+    const uint32_t digit = find::find(counts, t.rest, in_bin, storage.find);
+    t.prefix = (t.prefix << (pass == 2 ? 10 : 11)) | digit;
+    t.shift = static_cast<uint32_t>(digits::shift(pass));
+    t.rest = in_bin;
+    return counts[digit] == t.rest;
+  }
+
+  /// The compaction counts of a window of at most max_columns columns: thread t owns `per`
+  /// consecutive vectors, so one scan orders the columns. Even strides would put a quarter-warp's
+  /// 16-byte reads in one bank group: the visiting order rotates. Reusing `storage` afterwards
+  /// needs a barrier.
+  template <class Row>
+  MXI_DEVICE static window_tally tally(const Row& row, const radix_threshold& t,
+                                       step_storage& storage) {
+    const int tid = static_cast<int>(threadIdx.x);
+    const int spanned = row.vector_count();
+    const int per = (spanned + Threads - 1) / Threads;
+    window_tally w;
+    w.first = tid * per;
+    const int rotate = per % 2 == 0 ? tid % per : 0;
+    for (int i = 0; i < per; ++i) {
+      const int local = i + rotate < per ? i + rotate : i + rotate - per;
+      const int v = w.first + local;
+      if (v >= spanned) continue;
+      uint32_t k[4];
+      detail::unpack(row.vector(v), k);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = 4 * v + j - row.offset;
+        if (c < 0 || c >= row.n) continue;
+        w.above |= static_cast<uint64_t>((k[j] >> t.shift) > t.prefix) << (4 * local + j);
+        w.equal |= static_cast<uint64_t>((k[j] >> t.shift) == t.prefix) << (4 * local + j);
+      }
+    }
+    // One 32-bit scan of (above << 16 | equal): a 64-bit one spills at 1024 threads.
+    scan::exclusive_sum((static_cast<uint32_t>(platform::popcount(w.above)) << 16) |
+                            static_cast<uint32_t>(platform::popcount(w.equal)),
+                        w.before, w.total, storage.scan);
+    return w;
+  }
+
+  /// Calls place(slot, word) for every winner of a tallied window (word: 4 * vector + lane, the
+  /// column plus the row's offset), slot = above_before + its rank by column among the window's
+  /// winners, where `above_before` / `equal_before` keys above / equal to the threshold come
+  /// before the window. No barrier.
+  template <class Place>
+  MXI_DEVICE static void place(const window_tally& w, const radix_threshold& t,
+                               uint32_t above_before, uint32_t equal_before, Place place) {
+    uint32_t ties_seen = equal_before + (w.before & 0xFFFFu);
+    uint32_t slot = above_before + (w.before >> 16) + (ties_seen < t.rest ? ties_seen : t.rest);
+    uint64_t equal = w.equal;
+    for (uint64_t winners = w.above | w.equal; winners != 0;) {
+      const uint64_t low = winners & (~winners + 1);
+      winners ^= low;
+      if (equal & low) {
+        if (ties_seen++ >= t.rest) {  // the later ties of this thread are not taken either
+          winners &= ~equal;
+          continue;
+        }
+      }
+      place(slot++, 4 * w.first + platform::popcount(low - 1));
+    }
+  }
+};
+
+}  // namespace mxi::block

@@ -1,0 +1,185 @@
+// The cluster select (device/topk.hpp picks it on sm90 for ascending-position output): one launch
+// selects every row, whatever its length, with a thread-block cluster of C blocks per row
+// (platform/cluster.hpp). Block b of a row's cluster takes the b-th contiguous slice of the row's
+// actual length (lengths(row), read on the device), so the cost follows the work, never the width.
+//
+//   passes    per digit of block::radix_digits, each block histograms its slice (from shared
+//             memory when the slice fits there, the first pass counting as it copies the slice
+//             in; else streamed from global memory each pass), then, after a cluster barrier,
+//             every block sums the C histograms bin by bin through distributed shared memory (in
+//             rank order: integers, so every block gets the same counts) and derives the same
+//             next digit of the threshold (block::block_radix_select::step). Histograms alternate
+//             between two buffers, so a block clears the next pass's while others still read the
+//             last one's: one cluster barrier a pass.
+//   compact   each block tallies its slice's keys above and equal to the threshold, publishes the
+//             two counts, and after a cluster barrier starts its winners at the sums of the
+//             slices before it (lower ranks), so the winners land in ascending column order with
+//             ties to the smaller column: the bits of the one-block and multi-block paths.
+//             A block's shared memory outlives every read of it (the barrier's wait comes last).
+//
+// Rows of n <= k columns take every column and -1 after (n <= 0: all -1, a broken row), split
+// over the cluster's blocks with no barrier. Score order stays on the one-block and multi-block
+// paths: sorting k winners spread over C blocks would need a cluster-wide sort, and the decode
+// engines read positions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mxi/block/block_radix_select.hpp"
+#include "mxi/block/radix_key.hpp"
+#include "mxi/platform/cluster.hpp"
+
+namespace mxi::device::detail {
+
+/// Dynamic shared memory of one block, carved in order: the head (two histograms for alternate
+/// passes, the step storage, the slice's compaction counts), then the resident slice's keys as
+/// 16-byte vectors.
+template <int Threads>
+struct cluster_select_smem {
+  using steps = block::block_radix_select<Threads>;
+  struct head_type {
+    uint32_t hist[2][block::radix_digits::max_bins];
+    typename steps::step_storage step;
+    uint32_t above, equal;  ///< the slice's keys above / equal to the threshold
+  };
+  MXI_HOST_DEVICE static constexpr size_t head_bytes() { return align_up(sizeof(head_type), 16); }
+  /// Bytes for resident slices of up to `slice_max` columns (0: every slice streams).
+  MXI_HOST_DEVICE static constexpr size_t bytes(int64_t slice_max) {
+    return head_bytes() + static_cast<size_t>(slice_max > 0 ? steps::row_vectors(slice_max) : 0) * 16;
+  }
+  /// The widest resident slice within `budget` bytes (0 if none): one compaction window at most.
+  static int64_t max_slice(size_t budget) {
+    if (budget < head_bytes() + 16) return 0;
+    int64_t vectors = static_cast<int64_t>((budget - head_bytes()) / 16);
+    if (vectors > steps::max_vectors) vectors = steps::max_vectors;
+    const int64_t width = 4 * vectors - 3;  // the largest width with row_vectors(width) == vectors
+    return width > 0 ? width : 0;
+  }
+};
+
+/// The cluster's histogram: bin b summed over its blocks' histograms (same offset in each block's
+/// shared memory), in rank order.
+struct cluster_counts {
+  const uint32_t* hist;
+  unsigned blocks;
+  MXI_DEVICE uint32_t operator[](uint32_t b) const {
+    uint32_t sum = 0;
+    for (unsigned q = 0; q < blocks; ++q) sum += platform::cluster_shared(hist, q)[b];
+    return sum;
+  }
+};
+
+/// Row blockIdx.x / C, slice cluster_rank(): see the file comment. Slices of at most `slice_max`
+/// columns sit in shared memory; longer ones stream.
+template <int Threads, class Keys, class Lengths, class Map>
+__global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Lengths lengths, int k,
+                                                                 int slice_max, Map map,
+                                                                 int32_t* out, int64_t out_stride) {
+  using smem_t = cluster_select_smem<Threads>;
+  using steps = typename smem_t::steps;
+  using digits = block::radix_digits;
+  extern __shared__ __align__(16) unsigned char cluster_select_shared[];
+  auto& head = *reinterpret_cast<typename smem_t::head_type*>(cluster_select_shared);
+  uint4* tile = reinterpret_cast<uint4*>(cluster_select_shared + smem_t::head_bytes());
+
+  const unsigned blocks = platform::cluster_blocks();
+  const unsigned rank = platform::cluster_rank();
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t row = blockIdx.x / blocks;
+  const int64_t n = lengths(row);
+  const int64_t valid = n > 0 ? n : 0;
+  int32_t* out_row = out + row * out_stride;
+  // Slice `rank`: [begin, end), whole 16-byte vectors apart (the same alignment in every slice).
+  const int64_t per = align_up((valid + blocks - 1) / blocks, 4);
+  const int64_t begin = valid < rank * per ? valid : rank * per;
+  const int64_t end = valid < begin + per ? valid : begin + per;
+
+  if (n <= k) {  // every column, then -1 (all -1 for an empty or broken row)
+    for (int64_t c = begin + tid; c < end; c += Threads) out_row[c] = map(row, c);
+    for (int64_t s = valid + rank * Threads + tid; s < k; s += static_cast<int64_t>(blocks) * Threads)
+      out_row[s] = -1;
+    return;
+  }
+
+  const auto key_of = [](uint32_t w) { return Keys::key_of(w); };
+  const block::global_key_row<decltype(key_of)> slice(keys.words(row) + begin,
+                                                      static_cast<int>(end - begin), key_of);
+  const bool resident = slice.n > 0 && slice.n <= slice_max;  // an empty slice may have no tile
+  block::key_row staged{tile, slice.offset, slice.n};
+
+  // The threshold, digit by digit over the whole row.
+  block::radix_threshold t;
+  t.rest = static_cast<uint32_t>(k);
+  steps::clear(head.hist[0]);
+  if (resident)
+    staged = steps::stage(slice, true, head.hist[0], tile);
+  else
+    steps::count(slice, 0, 0u, head.hist[0]);
+#pragma unroll 1
+  for (int pass = 0;; ++pass) {
+    uint32_t* hist = head.hist[pass % 2];
+    if (pass > 0) {
+      // The other blocks read this buffer two passes ago, before the last pass's barrier.
+      steps::clear(hist);
+      if (resident)
+        steps::count(staged, pass, t.prefix, hist);
+      else
+        steps::count(slice, pass, t.prefix, hist);
+    }
+    platform::cluster_sync();  // every block's counts of this pass are in
+    const bool settled = steps::step(cluster_counts{hist, blocks}, pass, t, head.step);
+    if (settled || pass == digits::passes - 1) break;
+  }
+
+  // Streamed slices are compacted in windows of whole vectors, each one scan's worth.
+  constexpr int window = 4 * steps::max_vectors - 4;
+  const auto part = [&](int first) {
+    return slice.part(first, slice.n - first < window ? slice.n - first : window);
+  };
+  uint32_t above = 0, equal = 0;
+  block::window_tally tally;
+  if (resident) {
+    tally = steps::tally(staged, t, head.step);
+    above = tally.total_above();
+    equal = tally.total_equal();
+  } else {
+    for (int first = 0; first < slice.n; first += window) {
+      __syncthreads();  // the scan storage is free again
+      const block::window_tally w = steps::tally(part(first), t, head.step);
+      above += w.total_above();
+      equal += w.total_equal();
+    }
+  }
+  if (tid == 0) {
+    head.above = above;
+    head.equal = equal;
+  }
+  platform::cluster_sync();  // every slice's counts are in
+  uint32_t above_before = 0, equal_before = 0;
+  for (unsigned q = 0; q < rank; ++q) {
+    above_before += *platform::cluster_shared(&head.above, q);
+    equal_before += *platform::cluster_shared(&head.equal, q);
+  }
+  platform::cluster_arrive();  // this block reads no other block's shared memory after this
+
+  if (resident) {
+    steps::place(tally, t, above_before, equal_before, [&](uint32_t slot, int word) {
+      out_row[slot] = map(row, begin + word - staged.offset);
+    });
+  } else {
+    for (int first = 0; first < slice.n; first += window) {
+      __syncthreads();  // the scan storage is free again
+      const auto columns = part(first);
+      const block::window_tally w = steps::tally(columns, t, head.step);
+      steps::place(w, t, above_before, equal_before, [&](uint32_t slot, int word) {
+        out_row[slot] = map(row, begin + first + word - columns.offset);
+      });
+      above_before += w.total_above();
+      equal_before += w.total_equal();
+    }
+  }
+  platform::cluster_wait();  // no block leaves while another may still read its counts
+}
+
+}  // namespace mxi::device::detail

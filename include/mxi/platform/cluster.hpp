@@ -1,0 +1,166 @@
+// Thread-block clusters (NVIDIA compute capability 9.0 and later): the blocks of a cluster run at
+// once on one GPU processing cluster, can read each other's shared memory and share a barrier.
+// Device side: the calling block's cluster size and rank, the cluster barrier (whole or split in
+// arrive / wait), and a pointer into another block's shared memory. Host side: the largest cluster
+// a kernel may launch with, and a launch with a cluster dimension (cudaLaunchKernelEx).
+//
+// Where clusters do not exist (HIP, a CUDA pass below sm_90) the same names describe a cluster of
+// one block: size 1, rank 0, the barrier is __syncthreads, the pointer is the block's own; the host
+// says 1 and launches clusters of one block as plain launches, larger ones fail (invalid value).
+// An NVIDIA image without an sm_90 pass (an sm_80 build on a Hopper GPU) also says 1: its code
+// holds the one-block stand-ins.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "mxi/config.hpp"
+#include "mxi/platform/runtime.hpp"
+
+#if MXI_GPU_COMPILER && !MXI_PLATFORM_HIP
+#include <cooperative_groups.h>
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
+#define MXI_PLATFORM_CLUSTERS 1
+#else
+#define MXI_PLATFORM_CLUSTERS 0
+#endif
+
+namespace mxi::platform {
+
+/// The largest cluster every sm_90 launch may use; larger ones (16 on Hopper) need a kernel
+/// attribute and may not fit a device's processing clusters.
+inline constexpr int portable_cluster_blocks = 8;
+/// The largest cluster Hopper schedules at all (with the non-portable attribute).
+inline constexpr int max_cluster_blocks_any = 16;
+
+#if MXI_GPU_COMPILER
+
+/// Blocks of the calling block's cluster.
+MXI_DEVICE unsigned cluster_blocks() {
+#if MXI_PLATFORM_CLUSTERS
+  return cooperative_groups::this_cluster().num_blocks();
+#else
+  return 1;
+#endif
+}
+/// The calling block's rank in its cluster, 0 .. cluster_blocks() - 1 (blockIdx.x % size for a
+/// one-dimensional cluster).
+MXI_DEVICE unsigned cluster_rank() {
+#if MXI_PLATFORM_CLUSTERS
+  return cooperative_groups::this_cluster().block_rank();
+#else
+  return 0;
+#endif
+}
+/// Every thread of every block of the cluster arrives and waits; shared-memory writes before it
+/// are visible to every block after it.
+MXI_DEVICE void cluster_sync() {
+#if MXI_PLATFORM_CLUSTERS
+  cooperative_groups::this_cluster().sync();
+#else
+  __syncthreads();
+#endif
+}
+/// The barrier in two halves: arrive (release) after the last read of other blocks' shared
+/// memory, wait (acquire) before leaving, so a block's shared memory outlives every read of it.
+MXI_DEVICE void cluster_arrive() {
+#if MXI_PLATFORM_CLUSTERS
+  cooperative_groups::this_cluster().barrier_arrive();
+#else
+  __syncthreads();
+#endif
+}
+MXI_DEVICE void cluster_wait() {
+#if MXI_PLATFORM_CLUSTERS
+  cooperative_groups::this_cluster().barrier_wait();
+#endif
+}
+/// `p` (shared memory of the calling block) at the same offset in block `rank`'s shared memory.
+template <class T>
+MXI_DEVICE T* cluster_shared(T* p, unsigned rank) {
+#if MXI_PLATFORM_CLUSTERS
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  (void)rank;
+  return p;
+#endif
+}
+
+/// The largest cluster `kernel` may be launched with on `device` (the current device) at
+/// `threads` threads and `smem` bytes of dynamic shared memory a block (its maximum attribute
+/// already raised that far): 1 without clusters; 16 where the non-portable size is allowed and
+/// cudaOccupancyMaxActiveClusters places at least one such cluster; else 8. Sets the kernel's
+/// non-portable attribute when it answers 16.
+template <class... Params>
+error_t max_cluster_blocks(void (*kernel)(Params...), int device, int threads, size_t smem,
+                           int* out) {
+  *out = 1;
+#if MXI_PLATFORM_HIP
+  (void)kernel, (void)device, (void)threads, (void)smem;
+  return success;
+#else
+  int launch = 0;
+  error_t e = cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, device);
+  if (e != success || launch == 0) return e;
+  cudaFuncAttributes attr{};
+  e = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel));
+  if (e != success) return e;
+  if (attr.ptxVersion < 90) return success;  // the image holds the one-block stand-ins
+  *out = portable_cluster_blocks;
+  if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                           cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != success) {
+    (void)cudaGetLastError();  // not allowed here: the portable size stands
+    return success;
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(max_cluster_blocks_any);
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = smem;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = max_cluster_blocks_any;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != success) {
+    (void)cudaGetLastError();
+    return success;
+  }
+  if (clusters >= 1) *out = max_cluster_blocks_any;
+  return success;
+#endif
+}
+
+/// Launches `blocks` blocks of `threads` threads and `smem` dynamic shared-memory bytes in
+/// clusters of `cluster` consecutive blocks (blocks % cluster == 0), on `stream`.
+template <class... Params, class... Args>
+error_t launch_clustered(void (*kernel)(Params...), unsigned blocks, unsigned cluster,
+                         unsigned threads, size_t smem, stream_t stream, Args&&... args) {
+#if MXI_PLATFORM_HIP
+  if (cluster != 1) return invalid_value;
+  kernel<<<blocks, threads, smem, stream>>>(std::forward<Args>(args)...);
+  return last_error();
+#else
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  config.attrs = &attr;
+  config.numAttrs = cluster == 1 ? 0 : 1;  // a plain launch: runs on any device
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+#endif
+}
+
+#endif  // MXI_GPU_COMPILER
+
+}  // namespace mxi::platform
