@@ -53,8 +53,7 @@ def logits_dynamic_lds(name):
         scratch = heads * (32 * 4 + TILE_BLOCKS * 4 + 4)  # int8 codes, fp32 scales, weights
     else:
         return None
-    barriers = (LOGITS_STAGES * 8 + 15) // 16 * 16  # one bulk-copy barrier a stage
-    return LOGITS_STAGES * stage + MAX_CHUNK * 8 + barriers + waves * ((scratch + 15) // 16 * 16)
+    return LOGITS_STAGES * stage + MAX_CHUNK * 8 + waves * ((scratch + 15) // 16 * 16)
 
 
 def dynamic_lds(name, static):

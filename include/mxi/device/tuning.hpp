@@ -40,13 +40,14 @@ constexpr topk_tuning topk_tuned(arch::target t) {
   switch (t) {
     // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows:
     // 8 x 32K at max_model_len 1M took 82 us on the passes, 94 us with a block a row.
-    // Clusters of up to 16 blocks (Hopper's non-portable size; the launcher drops to the portable
-    // 8 where the device cannot place 16): 1 x 32K then runs on 16 SMs, 4 x 256K on 64, and
-    // 64 x 32K takes 4 blocks a row (256 on 132 SMs). 512 threads: two blocks an SM still fit at
-    // 113 KB of shared memory each. Not yet measured against 8 and 1024 (bench_topk's cluster
-    // variants).
+    // Clusters of up to 8 blocks of 1024 threads, measured on the H200 (bench_topk, width 1M,
+    // session 5): 1024 threads against 512, with the launcher's cluster size, 64 x 32K 23.4 vs
+    // 44.4 us, 32 x 131K 54 vs 88 us, 4 x 262K 60 vs 87 us. Cap 8, not 16: 16 blocks merging
+    // their histograms cost a short row more than they gain (1 x 32K: 38 us at 16; at 512
+    // threads 21 / 27 / 53 us at 4 / 8 / 16), and the host cannot tell a short row from a long
+    // one (their lengths are on the device).
     case arch::target::sm90:
-      return {512, 8, 1024, 32, 16, 512};
+      return {512, 8, 1024, 32, 8, 1024};
     // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured. No clusters
     // on AMD.
     case arch::target::gfx950:
