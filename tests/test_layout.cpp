@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "mxi/arch/key_tile.hpp"
 #include "mxi/layout/convert.hpp"
 
 namespace layout = mxi::layout;
@@ -126,4 +127,54 @@ TEST_CASE("Offsets are 64-bit: caches beyond 4 GiB", "[layout]") {
         expected + s.data_bytes() - 1);
   CHECK(layout::page_offset(page, stride) + layout::mfma16::scale_offset(s, 1023, 7) ==
         expected + s.data_bytes() - 1);
+}
+
+// The sm90 key-tile loader's copies (arch::dense_tile_copy, one a lane of the staging warp): for
+// every page size, tile start and tile length, the copies fill each token's bytes of the tile from
+// that token's page, each tile byte at most once, 16-byte aligned and inside tile and page.
+TEMPLATE_TEST_CASE("Dense tile copies move every token of a tile once, from its own page", "[layout][tile]",
+                   layout::linear, layout::mfma16) {
+  using L = TestType;
+  namespace arch = mxi::arch;
+  const layout::page_shape tile = arch::page_tile<L>::shape;
+  for (const int bs : page_sizes()) {
+    const layout::page_shape page{bs, arch::key_tile_shape::head_dim};
+    arch::tile_start stepped = arch::tile_start::of(0, bs);
+    for (int k0 = 0; k0 < 6 * (bs > 64 ? bs : 64); k0 += arch::key_tile_shape::keys, stepped.next(bs)) {
+      const arch::tile_start at = arch::tile_start::of(k0, bs);
+      INFO("BS " << bs << " k0 " << k0);
+      REQUIRE(stepped.page == at.page);  // next() steps as a division would
+      REQUIRE(stepped.token == at.token);
+      for (const int n : {1, 15, 16, 17, 33, 48, 63, 64}) {
+        INFO("n " << n);
+        // source[tile byte] = page * page bytes + byte in page, -1 where no copy writes; the
+        // checks count their failures (one assertion a case keeps the debug build's run short).
+        std::vector<int64_t> source(static_cast<size_t>(tile.data_bytes()), -1);
+        int misplaced = 0, overlapping = 0, wrong = 0;
+        for (int lane = 0; lane < 32; ++lane) {
+          const arch::tile_copy c = arch::dense_tile_copy<L>(bs, at, n, lane / 2, lane % 2);
+          if (c.bytes == 0) continue;
+          misplaced += c.to % 16 != 0 || c.from % 16 != 0 || c.bytes % 16 != 0 ||
+                       c.to + c.bytes > tile.data_bytes() || c.from + c.bytes > page.data_bytes();
+          for (int64_t b = 0; b < c.bytes && c.to + b < tile.data_bytes(); ++b) {
+            overlapping += source[c.to + b] != -1;
+            source[c.to + b] = c.page * page.data_bytes() + c.from + b;
+          }
+        }
+        for (int t = 0; t < n; ++t) {
+          const int64_t p = (k0 + t) / bs;
+          const int token = (k0 + t) % bs;
+          for (int chunk = 0; chunk < tile.chunks(); ++chunk) {
+            for (int b = 0; b < mxi::format::block_bytes; ++b)
+              wrong += source[L::value_offset(tile, t, chunk) + b] !=
+                       p * page.data_bytes() + L::value_offset(page, token, chunk) + b;
+            wrong += source[L::scale_offset(tile, t, chunk)] != p * page.data_bytes() + L::scale_offset(page, token, chunk);
+          }
+        }
+        CHECK(misplaced == 0);
+        CHECK(overlapping == 0);
+        REQUIRE(wrong == 0);
+      }
+    }
+  }
 }

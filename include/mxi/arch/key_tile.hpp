@@ -46,52 +46,64 @@ struct page_tile {
   MXI_HOST_DEVICE static int scale_word(int key) { return static_cast<int>(Layout::scale_offset(shape, key, 0)) / 4; }
 };
 
-#if MXI_GPU_COMPILER && !defined(__HIP_PLATFORM_AMD__)
-
 /// Where a dense tile starts in the request's pages: page `page` (its block-table column), token
 /// `token` of it. Tiles follow one another, so next() steps without a division.
 struct tile_start {
   int page, token;
-  MXI_DEVICE static tile_start of(int k0, int block_size) { return {k0 / block_size, k0 % block_size}; }
-  MXI_DEVICE void next(int block_size) {
+  MXI_HOST_DEVICE static tile_start of(int k0, int block_size) { return {k0 / block_size, k0 % block_size}; }
+  MXI_HOST_DEVICE void next(int block_size) {
     for (token += key_tile_shape::keys; token >= block_size; token -= block_size) ++page;
   }
 };
 
+/// One copy of a dense tile: `bytes` from byte `from` of the request's page `page` to byte `to`
+/// of the page_tile (bytes 0: no such copy).
+struct tile_copy {
+  int page = 0;
+  int64_t to = 0, from = 0, bytes = 0;
+};
+
+/// Copy `part` (0 or 1) of run `run` of the dense tile of n <= 64 tokens starting at `at`
+/// (at.token a multiple of 16): run r is the tile's tokens in page at.page + r, moved in one or
+/// two contiguous, 16-byte aligned copies (Layout::copy_tokens). A page holds a multiple of 16
+/// tokens, so a tile spans at most 5 runs, and every run starts 16-token aligned in its page and
+/// in the tile, as copy_tokens needs.
+template <class Layout>
+MXI_HOST_DEVICE tile_copy dense_tile_copy(int block_size, tile_start at, int n, int run, int part) {
+  tile_copy c;
+  const int begin = run == 0 ? 0 : run * block_size - at.token;
+  const int page_end = (run + 1) * block_size - at.token;
+  const int end = n < page_end ? n : page_end;
+  if (begin >= end) return c;
+  const layout::page_shape page{block_size, key_tile_shape::head_dim};
+  int copy = 0;
+  Layout::copy_tokens(page_tile<Layout>::shape, page, begin, at.token + begin - run * block_size, end - begin,
+                      [&](int64_t to, int64_t from, int64_t bytes) {
+                        if (copy++ == part) c = {at.page + run, to, from, bytes};
+                      });
+  return c;
+}
+
+#if MXI_GPU_COMPILER && !defined(__HIP_PLATFORM_AMD__)
+
 /// The key-tile loader, asynchronous form (sm90 bulk copies; every lane of one warp calls it):
-/// stages n <= 64 consecutive tokens of a request from `at` (token a multiple of 16) into the
-/// page_tile at `tile`, counted on `full`, and arrives on `full` once (lane 0). Lane 2r + h issues
-/// copy h of run r, a run being the tile's tokens in one page (Layout::copy_tokens: one or two
-/// copies); a page holds a multiple of 16 tokens, so a tile spans at most 5 runs, and every run
-/// starts 16-token aligned in its page and in the tile, as copy_tokens needs. The lanes work out
-/// their copies at once: when one thread did it all, its latency bounded the kernel. page_id(i)
-/// is the id of the request's page i (its block-table column i). The caller first orders the
-/// tile's earlier readers before the copies (a barrier wait, then fence_proxy_async).
+/// stages n <= 64 consecutive tokens of a request from `at` into the page_tile at `tile`, counted
+/// on `full`, and arrives on `full` once (lane 0). Lane 2r + h issues copy h of run r
+/// (dense_tile_copy); the lanes work out their copies at once: when one thread did it all, its
+/// latency bounded the kernel. page_id(i) is the id of the request's page i (its block-table
+/// column i). The caller first orders the tile's earlier readers before the copies (a barrier
+/// wait, then fence_proxy_async).
 template <class Layout, class PageId>
 MXI_DEVICE void stage_dense_tile(unsigned char* tile, const uint8_t* cache, int64_t page_stride,
                                  int block_size, tile_start at, int n, PageId&& page_id, uint64_t* full) {
-  const int lane = static_cast<int>(threadIdx.x) % 32, run = lane / 2;
-  const int begin = run == 0 ? 0 : run * block_size - at.token;
-  const int end = min(n, (run + 1) * block_size - at.token);
-  unsigned char* to = nullptr;
-  const uint8_t* from = nullptr;
-  uint32_t bytes = 0;
-  if (begin < end) {
-    const uint8_t* page_ptr = cache + layout::page_offset(page_id(at.page + run), page_stride);
-    const layout::page_shape page{block_size, key_tile_shape::head_dim};
-    int copy = 0;
-    Layout::copy_tokens(page_tile<Layout>::shape, page, begin, at.token + begin - run * block_size, end - begin,
-                        [&](int64_t dst, int64_t src, int64_t size) {
-                          if (copy++ != lane % 2) return;
-                          to = tile + dst;
-                          from = page_ptr + src;
-                          bytes = static_cast<uint32_t>(size);
-                        });
-  }
-  const uint32_t total = __reduce_add_sync(0xFFFFFFFFu, bytes);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const tile_copy c = dense_tile_copy<Layout>(block_size, at, n, lane / 2, lane % 2);
+  const uint32_t total = __reduce_add_sync(0xFFFFFFFFu, static_cast<uint32_t>(c.bytes));
   if (lane == 0) barrier_arrive_expect(full, total);
   __syncwarp();
-  if (bytes != 0) bulk_copy(to, from, bytes, full);
+  if (c.bytes != 0)
+    bulk_copy(tile + c.to, cache + layout::page_offset(page_id(c.page), page_stride) + c.from,
+              static_cast<uint32_t>(c.bytes), full);
 }
 
 #endif  // MXI_GPU_COMPILER
