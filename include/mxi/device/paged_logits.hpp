@@ -9,12 +9,13 @@
 //              only the last block can be partly visible); columns past it are not written. Only
 //              the candidate tokens' bytes are read.
 //
-// Launch shape: a plan kernel (one block) splits the rows into groups of G consecutive tokens of
-// one request (G = 1 in candidate mode) and each group's key range into chunks sized so the
-// items outnumber the resident blocks; a persistent kernel (SMs x occupancy blocks of 4
-// waves) walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline, one block
-// barrier a tile) in shared memory. The arch policy's scorer works in units: on sm90 one
-// warpgroup scores all G rows of the group against the whole tile (wgmma, the G rows' heads side
+// Launch shape: a plan kernel (one block, logits_plan.hpp) splits the rows into groups of G
+// consecutive tokens of one request (G = 1 in candidate mode) and each group's key range into
+// chunks sized so the items outnumber the resident blocks. Dense keys on sm90 then take the
+// warp-specialised kernel (detail/pipelined_logits_kernel.hpp); everything else, this file's
+// persistent kernel (SMs x occupancy blocks of 4 waves), walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline, one block
+// barrier a tile) in shared memory. The arch policy's scorer works in units: on sm90 (candidate
+// keys) one warpgroup scores all G rows of the group against the whole tile (wgmma, the G rows' heads side
 // by side, every K byte read once); elsewhere wave w scores row w % G over a 1/(4/G) share of
 // each tile with a row scorer that holds the query row in registers. Addressing is 64-bit.
 #pragma once
@@ -89,8 +90,9 @@ struct logits_smem {
   static constexpr int raw_scale_bytes = shape::keys * 4;
   static constexpr int float_scale_bytes = scorer::float_scales ? shape::keys * shape::blocks * 4 : 0;
   static constexpr int stage_bytes = shape::value_bytes + raw_scale_bytes + float_scale_bytes;
-  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored). 8 for
-  /// sm90 measured no faster on the H200 (decode is bound by the scoring, not by HBM latency).
+  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored). 8
+  /// measured no faster on the H200 when this kernel still ran sm90 decode (bound by the
+  /// scoring, not by HBM latency).
   static constexpr int stages = 4;
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
   /// What the scorer's prepare_key writes for the tile being scored (16-byte aligned).
