@@ -208,10 +208,10 @@ std::vector<float> tile_logits(const problem& p, const Keys& keys, const int (&t
       for (int i = 0; i < 4; ++i) {
         mine[i] = f == fault::transpose_acc ? acc[16 * i + l % 16][l / 16] : acc[l][i];
       }
-      partial[l] += g::weighted_relu(mine, frag[l].weights[t]);
+      partial[l] = mxi::arch::add_heads(mine, frag[l].weights[t], partial[l]);
     }
   }
-  // sum_lane_groups as lane c sees it: (own + partner 16) + (the other pair).
+  // lane_head_sum<64, 16, 4> as lane c sees it: (own + partner 16) + (the other pair).
   std::vector<float> logits(16);
   for (int c = 0; c < 16; ++c) {
     logits[c] = (partial[c] + partial[c + 16]) + (partial[c + 32] + partial[c + 48]);

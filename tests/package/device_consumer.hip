@@ -9,6 +9,8 @@
 
 #include "mxi/arch/fp4_to_fp8.hpp"
 #include "mxi/arch/fp4_to_int8.hpp"
+#include "mxi/arch/head_reduce.hpp"
+#include "mxi/arch/key_tile.hpp"
 #include "mxi/block/block_radix_sort.hpp"
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/block_topk.hpp"
@@ -43,6 +45,25 @@ __global__ void best_codes(int n, int32_t* out) {
 }
 
 }  // namespace
+
+// The key-tile loader, the dequant from a staged tile and the head reduce in a kernel of this
+// project (compiled for each layout, not run: examples/kernels/paged_key_dot.hip runs the same).
+template <class Layout>
+__global__ void first_key_logit(const uint8_t* cache, int64_t page_stride, int block_size,
+                                const int32_t* pages, int seq_len, float w, float* out) {
+  __shared__ __align__(16) uint32_t stage[(mxi::arch::key_tile_shape::value_bytes + 256) / 4];
+  mxi::arch::load_key_tile<Layout, mxi::arch::swizzled_tile, mxi::arch::sync_copies>(
+      reinterpret_cast<unsigned char*>(stage), block_size, seq_len < 64 ? seq_len : 64, threadIdx.x,
+      blockDim.x, [&](int n) {
+        return mxi::arch::key_source{cache + mxi::layout::page_offset(pages[0], page_stride), n};
+      });
+  __syncthreads();
+  const float share = mxi::arch::add_head(0.0f, w, mxi::arch::tile_element<mxi::arch::swizzled_tile>(stage, 0, threadIdx.x % 128));
+  const float sum = mxi::arch::lane_head_sum<32, 1, 32>(share);
+  if (threadIdx.x == 0) *out = sum;
+}
+template __global__ void first_key_logit<mxi::layout::linear>(const uint8_t*, int64_t, int, const int32_t*, int, float, float*);
+template __global__ void first_key_logit<mxi::layout::mfma16>(const uint8_t*, int64_t, int, const int32_t*, int, float, float*);
 
 // The library's own launchers, instantiated in this project so that their kernels (paged logits,
 // top-k) compile with mxi::device's flags alone; main does not call them.

@@ -16,6 +16,19 @@ namespace mxi::arch {
 
 #if MXI_GPU_COMPILER
 
+/// A plain copy of 4, 8 or 16 bytes (one vector load and store).
+template <int Bytes>
+MXI_DEVICE void copy_sync(void* smem, const void* gmem) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "vector sizes");
+  if constexpr (Bytes == 16) {
+    *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
+  } else if constexpr (Bytes == 8) {
+    *static_cast<uint2*>(smem) = *static_cast<const uint2*>(gmem);
+  } else {
+    *static_cast<uint32_t*>(smem) = *static_cast<const uint32_t*>(gmem);
+  }
+}
+
 template <int Bytes>
 MXI_DEVICE void copy_async(void* smem, const void* gmem) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async sizes");
@@ -27,15 +40,21 @@ MXI_DEVICE void copy_async(void* smem, const void* gmem) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(gmem), "n"(Bytes));
   }
 #else
-  if constexpr (Bytes == 16) {
-    *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
-  } else if constexpr (Bytes == 8) {
-    *static_cast<uint2*>(smem) = *static_cast<const uint2*>(gmem);
-  } else {
-    *static_cast<uint32_t*>(smem) = *static_cast<const uint32_t*>(gmem);
-  }
+  copy_sync<Bytes>(smem, gmem);
 #endif
 }
+
+/// The two ways a loader can move its bytes, as template arguments: `sync_copies` is done when
+/// the copying thread's stores are (the caller's barrier publishes them); `async_copies` issues
+/// cp.async, done after the caller's copy_commit and copy_wait (then its barrier).
+struct sync_copies {
+  template <int Bytes>
+  MXI_DEVICE static void copy(void* smem, const void* gmem) { copy_sync<Bytes>(smem, gmem); }
+};
+struct async_copies {
+  template <int Bytes>
+  MXI_DEVICE static void copy(void* smem, const void* gmem) { copy_async<Bytes>(smem, gmem); }
+};
 
 /// Closes the group of copies issued since the last commit.
 MXI_DEVICE void copy_commit() {

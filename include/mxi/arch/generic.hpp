@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "mxi/arch/fp4_to_int8.hpp"
+#include "mxi/arch/head_reduce.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
-#include "mxi/format/relu.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
 namespace mxi::arch::generic {
@@ -77,7 +77,7 @@ struct row_scorer {
         for (int j = 0; j < 8; ++j) dot = platform::dot4_i8(k[8 * b + j], q[h * words + 8 * b + j], dot);
         acc = fmaf(static_cast<float>(dot), q_scale[h * blocks + b] * sk[b], acc);
       }
-      total = fmaf(weight[h], format::relu(acc), total);
+      total = add_head(total, weight[h], acc);
     }
     out(n, total);
   }

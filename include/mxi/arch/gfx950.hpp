@@ -21,10 +21,10 @@
 #include <cstring>
 #include <utility>
 
+#include "mxi/arch/head_reduce.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
 #include "mxi/format/mxfp4.hpp"
-#include "mxi/format/relu.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #if MXI_GPU_COMPILER
 #include "mxi/platform/intrinsics.hpp"
@@ -149,14 +149,6 @@ MXI_HOST_DEVICE query_fragment<Heads> load_query(const uint8_t* q_values, const 
   return q;
 }
 
-/// This lane's share of one head tile's contribution to the logit of token acc_col(lane): the
-/// sum over its four heads of w * relu(q . k). NaN passes through relu, as in the reference.
-MXI_HOST_DEVICE float weighted_relu(const float (&acc)[acc_size], const float (&w)[acc_size]) {
-  float sum = 0.0f;
-  for (int i = 0; i < acc_size; ++i) sum += w[i] * format::relu(acc[i]);
-  return sum;
-}
-
 /// acc += (A scaled by byte OpselA of scale_a) x (B scaled by byte OpselB of scale_b), E2M1 x E2M1.
 template <int OpselA, int OpselB>
 MXI_DEVICE void mfma_scale_e2m1(const fp4x32& a, uint32_t scale_a, const fp4x32& b,
@@ -181,35 +173,24 @@ MXI_DEVICE void mfma_scale_e2m1(const fp4x32& a, uint32_t scale_a, const fp4x32&
 #endif
 }
 
-/// Sums `v` over the four lanes that hold one token (l%16 + 16g, g = 0..3). All four end with the
-/// same bits: each adds the same two pairs, and fp32 addition commutes.
-MXI_DEVICE float sum_lane_groups(float v) {
-#if MXI_ARCH_GFX950
-  v += platform::shuffle_xor<wave_size>(v, 16);
-  return v + platform::shuffle_xor<wave_size>(v, 32);
-#else
-  __builtin_trap();  // not reached, as for mfma_scale_e2m1
-  return v;
-#endif
-}
-
 namespace detail {
-/// This lane's share of head tile T: tile T's scale is byte T%4 of its word (op_sel), the key's
-/// byte 0.
+/// This lane's share after head tile T (its four heads added onto `share`, head_reduce.hpp):
+/// tile T's scale is byte T%4 of its word (op_sel), the key's byte 0.
 template <int T, int Heads>
-MXI_DEVICE float score_tile(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale) {
+MXI_DEVICE float score_tile(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale,
+                            float share) {
   float acc[acc_size] = {0.0f, 0.0f, 0.0f, 0.0f};
   mfma_scale_e2m1<query_fragment<Heads>::opsel(T), 0>(q.values[T], q.scale_word(T), b, b_scale,
                                                       acc);
-  return weighted_relu(acc, q.weights[T]);
+  return add_heads(acc, q.weights[T], share);
 }
 
 template <int Heads, int... T>
 MXI_DEVICE float score_tiles(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale,
                              std::integer_sequence<int, T...>) {
-  float partial = 0.0f;
-  ((partial += score_tile<T>(q, b, b_scale)), ...);  // tiles in order: one instruction each
-  return partial;
+  float share = 0.0f;
+  ((share = score_tile<T>(q, b, b_scale, share)), ...);  // tiles in order: one instruction each
+  return share;
 }
 }  // namespace detail
 
@@ -217,8 +198,15 @@ MXI_DEVICE float score_tiles(const query_fragment<Heads>& q, const fp4x32& b, ui
 /// holds, from key_values/key_scale or tile_key_values/tile_key_scale. The whole wave calls it.
 template <int Heads>
 MXI_DEVICE float score(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale) {
-  return sum_lane_groups(
-      detail::score_tiles(q, b, b_scale, std::make_integer_sequence<int, Heads / tile_heads>{}));
+  const float share =
+      detail::score_tiles(q, b, b_scale, std::make_integer_sequence<int, Heads / tile_heads>{});
+#if MXI_ARCH_GFX950
+  // The four lanes of a token (l % 16 + 16 g) hold its heads between them.
+  return lane_head_sum<wave_size, 16, 4>(share);
+#else
+  __builtin_trap();  // not reached, as for mfma_scale_e2m1
+  return share;
+#endif
 }
 
 #if MXI_GPU_COMPILER

@@ -9,6 +9,7 @@
 
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/config.hpp"
+#include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
 
 namespace mxi::arch {
@@ -83,6 +84,51 @@ MXI_HOST_DEVICE tile_copy dense_tile_copy(int block_size, tile_start at, int n, 
                       });
   return c;
 }
+
+#if MXI_GPU_COMPILER
+
+/// Where one key of a tile lives in the cache: its page's first byte and its token in that page
+/// (token < 0: a key not to load, whose slots keep what they held).
+struct key_source {
+  const uint8_t* page;
+  int token;
+};
+
+/// The key-tile loader, per-key form (any GPU; the caller's `threads` threads, this one `tid`,
+/// call it together): stages keys n < count of a tile, key n from `source(n)`, into the tile
+/// addressing `Tile` (swizzled_tile or page_tile<Layout>) of the stage at `tile`. Keys may come
+/// from any pages of any request, in either layout of page size `block_size`. A key's five
+/// copies (four 16-byte blocks, its 4-byte scale word) go to two threads, so up to 128 threads
+/// move a tile in one pass. Copies is sync_copies (the tile is in after the caller's block
+/// barrier) or async_copies (after copy_commit, copy_wait and the barrier).
+template <class Layout, class Tile, class Copies, class Source>
+MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, int tid, int threads,
+                              Source&& source) {
+  const layout::page_shape page{block_size, key_tile_shape::head_dim};
+  for (int i = tid; i < 2 * key_tile_shape::keys; i += threads) {
+    const int n = i % key_tile_shape::keys, half = i / key_tile_shape::keys;
+    if (n >= count) continue;
+    const key_source k = source(n);
+    if (k.token < 0) continue;
+#pragma unroll
+    for (int b = 2 * half; b < 2 * half + 2; ++b)
+      Copies::template copy<16>(tile + 4 * Tile::word(n, b, 0), k.page + Layout::value_offset(page, k.token, b));
+    if (half == 0)
+      Copies::template copy<4>(tile + 4 * Tile::scale_word(n), k.page + Layout::scale_offset(page, k.token, 0));
+  }
+}
+
+/// Element i (0..127) of staged key n, dequantized to fp32 (its E2M1 code times its block's
+/// E8M0 scale, format/mxfp4.hpp), from the stage's words in the tile addressing `Tile`.
+template <class Tile>
+MXI_DEVICE float tile_element(const uint32_t* words, int n, int i) {
+  const int b = i / 32, e = i % 32;
+  const uint32_t word = words[Tile::word(n, b, e / 8)];
+  const auto e8m0 = static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
+  return format::decode_element(static_cast<uint8_t>((word >> (4 * (e % 8))) & 0xFu), e8m0);
+}
+
+#endif  // MXI_GPU_COMPILER
 
 #if MXI_GPU_COMPILER && !defined(__HIP_PLATFORM_AMD__)
 

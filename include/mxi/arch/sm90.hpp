@@ -40,9 +40,9 @@
 
 #include "mxi/arch/fp4_to_fp8.hpp"
 #include "mxi/arch/fp4_to_int8.hpp"
+#include "mxi/arch/head_reduce.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/config.hpp"
-#include "mxi/format/relu.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -413,10 +413,8 @@ struct tile_scorer {
 
   /// Sums a key pair's terms over the 4 lanes of a quad (every lane gets the same bits).
   MXI_DEVICE static void quad_sum(float& p0, float& p1) {
-    p0 += platform::shuffle_xor<wave_size>(p0, 1);
-    p1 += platform::shuffle_xor<wave_size>(p1, 1);
-    p0 += platform::shuffle_xor<wave_size>(p0, 2);
-    p1 += platform::shuffle_xor<wave_size>(p1, 2);
+    p0 = lane_head_sum<wave_size, 1, 4>(p0);
+    p1 = lane_head_sum<wave_size, 1, 4>(p1);
   }
 
   /// e4m3 path: row i's two keys of this thread, sum over heads (before the quad sum).
@@ -457,10 +455,8 @@ struct tile_scorer {
 #pragma unroll
       for (int j = 0; j < n8 / 8; ++j) {
         const float2 w = *reinterpret_cast<const float2*>(weight_e4m3 + col0 + 8 * j + 2 * t);
-        p0 = fmaf(w.x, format::relu(total[4 * j + 0]), p0);
-        p0 = fmaf(w.y, format::relu(total[4 * j + 1]), p0);
-        p1 = fmaf(w.x, format::relu(total[4 * j + 2]), p1);
-        p1 = fmaf(w.y, format::relu(total[4 * j + 3]), p1);
+        p0 = add_head(add_head(p0, w.x, total[4 * j + 0]), w.y, total[4 * j + 1]);
+        p1 = add_head(add_head(p1, w.x, total[4 * j + 2]), w.y, total[4 * j + 3]);
       }
     }
   }

@@ -16,6 +16,7 @@
 #include "mxi/block/block_radix_sort.hpp"
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/radix_key.hpp"
+#include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::device {
@@ -44,13 +45,17 @@ __global__ __launch_bounds__(Threads) void candidate_block_keys_kernel(Keys keys
 }
 
 /// One block per row: sort, dedupe and compact the row's live ids; `counts[row]` gets how many.
+/// Live ids are below 2^id_bits - 1, which stands for "none" and sorts after them: the sort
+/// looks at id_bits bits only.
 template <int Threads, int Items, class Visible>
 __global__ __launch_bounds__(Threads) void candidate_prep_kernel(
-    const int32_t* ids, int64_t ids_stride, int num_blocks, int cbs, Visible visible,
+    const int32_t* ids, int64_t ids_stride, int num_blocks, int cbs, Visible visible, int id_bits,
     int32_t* prepared, int64_t prepared_stride, int32_t* counts) {
   using sort = block::block_radix_sort<uint32_t, Threads, Items>;
   using scan = block::block_scan<uint32_t, Threads>;
-  constexpr uint32_t none = 0xFFFFFFFFu;
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
+  const uint32_t none = (1u << id_bits) - 1;
   __shared__ union {  // the sorted ids replace the sort's storage once it is done
     typename sort::storage_type sort;
     uint32_t sorted[Threads * Items];
@@ -65,9 +70,9 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(
   for (int j = 0; j < Items; ++j) {
     const int i = static_cast<int>(threadIdx.x) * Items + j;
     const int64_t b = i < num_blocks ? ids[row * ids_stride + i] : -1;
-    id[j] = b >= 0 && b * cbs < v ? static_cast<uint32_t>(b) : none;
+    id[j] = b >= 0 && b * cbs < v && b < none ? static_cast<uint32_t>(b) : none;
   }
-  sort::sort(id, shared.sort, 0, 32);
+  sort::sort(id, shared.sort, 0, id_bits);
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < Items; ++j) sorted[threadIdx.x * Items + j] = id[j];
@@ -93,11 +98,12 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(
 }
 
 template <int Threads, class Visible>
-void launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs,
-                 Visible visible, int32_t* prepared, int64_t prepared_stride, int32_t* counts,
-                 platform::stream_t stream) {
-  candidate_prep_kernel<Threads, 4><<<static_cast<unsigned>(rows), Threads, 0, stream>>>(
-      ids, ids_stride, num_blocks, cbs, visible, prepared, prepared_stride, counts);
+platform::error_t launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs,
+                              Visible visible, int id_bits, int32_t* prepared, int64_t prepared_stride,
+                              int32_t* counts, platform::stream_t stream) {
+  return platform::launch(&candidate_prep_kernel<Threads, 4, Visible>,
+                          {dim3(static_cast<unsigned>(rows)), Threads, 0, 1, /*chained=*/true}, stream, ids,
+                          ids_stride, num_blocks, cbs, visible, id_bits, prepared, prepared_stride, counts);
 }
 
 }  // namespace detail
@@ -132,20 +138,30 @@ platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys 
 }
 
 /// Prepares `rows` pool rows of `num_blocks` ids (<= candidate_max_blocks) into `prepared`
-/// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]).
+/// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]). Every row's visible
+/// length is at most `max_visible` (the call's max_model_len), so no live id reaches
+/// ceil(max_visible / cbs), and the sort needs only the bits below it.
 template <class Visible>
 platform::error_t launch_candidate_prep(const int32_t* ids, int64_t ids_stride, int64_t rows,
-                                        int num_blocks, int cbs, Visible visible,
+                                        int num_blocks, int cbs, Visible visible, int64_t max_visible,
                                         int32_t* prepared, int64_t prepared_stride,
                                         int32_t* counts, platform::stream_t stream) {
   if (rows == 0) return platform::success;
+  const int64_t limit = candidate_live_blocks(max_visible, cbs);  // live ids < limit <= none
+  int id_bits = 1;
+  while (id_bits < 31 && (int64_t{1} << id_bits) <= limit) ++id_bits;
+  // Four ids a thread: the fewest threads that hold the row.
   if (num_blocks <= 512)
-    detail::launch_prep<128>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
-  else if (num_blocks <= 1024)
-    detail::launch_prep<256>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
-  else
-    detail::launch_prep<1024>(ids, ids_stride, rows, num_blocks, cbs, visible, prepared, prepared_stride, counts, stream);
-  return platform::last_error();
+    return detail::launch_prep<128>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
+                                    prepared_stride, counts, stream);
+  if (num_blocks <= 1024)
+    return detail::launch_prep<256>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
+                                    prepared_stride, counts, stream);
+  if (num_blocks <= 2048)
+    return detail::launch_prep<512>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
+                                    prepared_stride, counts, stream);
+  return detail::launch_prep<1024>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
+                                   prepared_stride, counts, stream);
 }
 
 }  // namespace mxi::device

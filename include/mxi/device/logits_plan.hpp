@@ -15,6 +15,7 @@
 #include "mxi/device/select_rows.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/intrinsics.hpp"
+#include "mxi/platform/launch.hpp"
 
 namespace mxi::device {
 
@@ -123,6 +124,8 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
                                                             int group, int target_items,
                                                             plan_view plan) {
   __shared__ plan_scan::storage_type scan;
+  platform::wait_for_prior_grid();  // launched chained (launch_plan)
+  platform::allow_next_grid();
   const int tid = threadIdx.x;
   const int64_t lo_row = a.row_begin, hi_row = a.row_end;
   // Groups per request, over the rows in [row_begin, row_end); garbage query_start_loc stays in
@@ -191,6 +194,13 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
   }
 }
 
+/// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp).
+template <class KeyMap>
+platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group, int target_items,
+                              plan_view plan, platform::stream_t stream) {
+  return platform::launch(&plan_logits<KeyMap>, {dim3(1), plan_threads, 0, 1, /*chained=*/true}, stream, a, map,
+                          group, target_items, plan);
+}
 
 /// A block's share of the plan's items: a contiguous run (the counts differ by at most one), so
 /// that consecutive items mostly share their group: the query stays loaded, and each item's group

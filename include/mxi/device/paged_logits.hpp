@@ -32,6 +32,7 @@
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/intrinsics.hpp"
+#include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave.hpp"
 #if !MXI_PLATFORM_HIP
@@ -107,7 +108,7 @@ struct logits_smem {
 // Units (a wave, or an sm90 warpgroup) split a group's rows into sets of at most max_rows rows,
 // one set a unit; the units of a set split each tile's keys. One block barrier a tile (two when
 // the scorer reads fp32 key scales, converted in shared memory once per tile), one an item.
-// Staging: every key is five cp.async copies spread over the block, into the tile addressing the
+// Staging: the key-tile loader (arch::load_key_tile, cp.async), into the tile addressing the
 // scorer reads (dense keys on sm90 take pipelined_logits_kernel instead).
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
 __global__ __launch_bounds__(Waves * Policy::wave_size, (unit_scorer_of<Policy, Heads>::type::min_blocks)) void
@@ -133,7 +134,8 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
     using tile_t = typename scorer_t::template tile<Layout>;
     unsigned char* prepared = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes;
     void* scratch = prepared + smem_t::prepared_bytes + unit * smem_t::scratch_stride(group);
-    const layout::page_shape page{a.block_size, shape::head_dim};
+    platform::wait_for_prior_grid();  // launched chained
+    platform::allow_next_grid();
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
 
     uint32_t staged = 0;  // tiles staged by this block so far: stage staged % stages
@@ -185,24 +187,14 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       }
       platform::block_barrier();  // column tables ready
 
-      // A key's five copies (four 16-byte blocks, one scale word) go to two threads; thread n
-      // copies key n's scale word.
-      static_assert(threads >= 2 * shape::keys, "one pass of the staging loop");
+      // The key-tile loader; thread n copies key n's scale word (prepare_key below reads it).
+      static_assert(threads >= 2 * shape::keys, "one pass of the loader");
       const auto stage = [&](int k0, int s) {
-        unsigned char* base = smem + s * smem_t::stage_bytes;
-        for (int i = tid; i < 2 * shape::keys; i += threads) {
-          const int n = i % shape::keys, half = i / shape::keys;
-          const int c = k0 + n - k_begin;
-          if (k0 + n >= k_end) continue;
-          const int token = column_token[c];
-          if (token < 0) continue;
-          const uint8_t* page_ptr = a.cache + layout::page_offset(column_page[c], a.page_stride);
-#pragma unroll
-          for (int b = 2 * half; b < 2 * half + 2; ++b)
-            arch::copy_async<16>(base + 4 * tile_t::word(n, b, 0), page_ptr + Layout::value_offset(page, token, b));
-          if (half == 0)
-            arch::copy_async<4>(base + 4 * tile_t::scale_word(n), page_ptr + Layout::scale_offset(page, token, 0));
-        }
+        arch::load_key_tile<Layout, tile_t, arch::async_copies>(
+            smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads, [&](int n) {
+              const int c = k0 + n - k_begin;
+              return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride), column_token[c]};
+            });
         arch::copy_commit();
       };
 
@@ -262,6 +254,8 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
 /// -inf on [max(visible, 0), width) of each dense row; a block a row.
 __global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out, int64_t ld,
                              int64_t width) {
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
   const int64_t t = row_begin + blockIdx.x;
   const int64_t visible = rows[t].visible;
   float* row = out + static_cast<int64_t>(blockIdx.x) * ld;
@@ -308,9 +302,10 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   const int grid = sms * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
-  plan_logits<<<1, plan_threads, 0, stream>>>(a, map, group, 4 * grid, plan);
-  kernel<<<grid, threads, smem, stream>>>(a, map, group, plan);
-  return platform::last_error();
+  e = launch_plan(a, map, group, 4 * grid, plan, stream);
+  if (e != platform::success) return e;
+  return platform::launch(kernel, {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream, a,
+                          map, group, plan);
 }
 
 /// Calls f(std::integral_constant<int, H>{}) with the padded head count the kernels are built for.
@@ -382,9 +377,9 @@ inline platform::error_t launch_paged_logits(const paged_logits_args& a, void* w
     e = detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);
   }
   if (e != platform::success || !a.clean || a.candidate_ids || a.row_end <= a.row_begin) return e;
-  detail::clean_logits<<<static_cast<unsigned>(a.row_end - a.row_begin), 256, 0, stream>>>(
-      a.rows, a.row_begin, a.out, a.ld, a.width);
-  return platform::last_error();
+  return platform::launch(&detail::clean_logits,
+                          {dim3(static_cast<unsigned>(a.row_end - a.row_begin)), 256, 0, 1, /*chained=*/true},
+                          stream, a.rows, a.row_begin, a.out, a.ld, a.width);
 }
 
 #endif  // MXI_GPU_COMPILER

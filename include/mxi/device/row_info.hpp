@@ -1,11 +1,11 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Two kernels, in stream order:
 //   check_requests: a block per request (striding over requests), its threads over the
-//     block-table columns the request needs: query_start_loc monotone from 0 to T (a failure
-//     poisons the whole batch), 0 <= n_r <= seq_lens[r], and every page id the request's rows
+//     block-table columns the request needs: 0 <= n_r <= seq_lens[r], and every page id the request's rows
 //     within max_model_len need in [0, NB) (the first bad column of each request is kept, so only
 //     the rows that need it are dropped). Once per request, never per token; the work follows the
-//     requests' lengths, not the block table's width (max_model_len / BS columns).
+//     requests' lengths, not the block table's width (max_model_len / BS columns). Block 0 also
+//     reads all of query_start_loc: monotone from 0 to T, or the whole batch is broken.
 //   compute_rows: one thread per token: request by binary search of query_start_loc, position
 //     p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then visible <= max_model_len and
 //     enough block-table columns. A row that fails gets visible = -1.
@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
+#include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/types.hpp"
 
@@ -62,21 +63,37 @@ MXI_DEVICE int64_t pages_for(int64_t visible, int block_size) {
   return (visible + block_size - 1) / block_size;
 }
 
+/// Whether query_start_loc runs monotone from 0 to T (every entry in [0, T]): one block reads it
+/// all, so that no other block needs a flag cleared before the launch.
+MXI_DEVICE bool query_starts_broken(const row_info_problem& p) {
+  bool bad = false;
+  for (int r = threadIdx.x; r <= p.num_requests; r += blockDim.x) {
+    const int32_t at = p.query_start_loc[r];
+    bad |= at < 0 || at > p.num_tokens || (r == 0 && at != 0) || (r == p.num_requests && at != p.num_tokens) ||
+           (r < p.num_requests && p.query_start_loc[r + 1] < at);
+  }
+  return __syncthreads_or(bad) != 0;
+}
+
 /// first_bad[r]: smallest block-table column of request r holding a bad id among the columns it
-/// needs (INT32_MAX when none), -1 when the request itself is broken; first_bad[R]: batch flag.
+/// needs (INT32_MAX when none), -1 when the request itself is broken; first_bad[R]: the batch
+/// flag, written by block 0. Every entry is written here, so the workspace needs no clearing.
 __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t* error_word) {
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
   const bool lead = threadIdx.x == 0;
-  for (int r = blockIdx.x; r < p.num_requests; r += gridDim.x) {  // uniform over the block
-    const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
-    const bool starts_ok = r > 0 || lo == 0;
-    const bool ends_ok = r < p.num_requests - 1 || hi == p.num_tokens;
-    if (lo > hi || !starts_ok || !ends_ok || hi > p.num_tokens || lo < 0) {
-      if (lead) {
-        first_bad[p.num_requests] = batch_broken;
-        raise(error_word, device_error_query_start_loc);
-      }
-      continue;
+  if (blockIdx.x == 0) {
+    const bool broken = query_starts_broken(p);
+    if (lead) {
+      first_bad[p.num_requests] = broken ? batch_broken : 0;
+      if (broken) raise(error_word, device_error_query_start_loc);
     }
+  }
+  for (int r = blockIdx.x; r < p.num_requests; r += gridDim.x) {  // uniform over the block
+    if (lead) first_bad[r] = INT32_MAX;
+    __syncthreads();  // before any thread's atomicMin, after the last request's
+    const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
+    if (lo > hi || lo < 0 || hi > p.num_tokens) continue;  // block 0 flags the batch
     const int32_t len = p.seq_lens[r];
     if (len < hi - lo) {  // also catches negative lengths
       if (lead) {
@@ -107,6 +124,8 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
 
 __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_info* rows,
                              uint32_t* error_word) {
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= p.num_tokens) return;
   row_info out{-1, -1};
@@ -143,26 +162,24 @@ __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_i
 }  // namespace detail
 
 /// Fills rows[0, T). `workspace` holds row_info_workspace(R) bytes; `error_word` may be null.
+/// Both kernels are chained (platform/launch.hpp): the calls after them start sooner.
 inline platform::error_t launch_row_info(const row_info_problem& p, row_info* rows,
                                          void* workspace, uint32_t* error_word,
                                          platform::stream_t stream) {
   auto* first_bad = static_cast<int32_t*>(workspace);
-  // 0x7F bytes: INT32 0x7F7F7F7F, "no bad column"; then the batch flag is cleared.
-  platform::error_t e = platform::memset_async(first_bad, 0x7F, sizeof(int32_t) * p.num_requests,
-                                               stream);
-  if (e == platform::success)
-    e = platform::memset_async(first_bad + p.num_requests, 0, sizeof(int32_t), stream);
-  if (e != platform::success) return e;
   constexpr int threads = 256, max_request_blocks = 4096;
+  platform::error_t e = platform::success;
   if (p.num_requests > 0) {
     const int blocks = p.num_requests < max_request_blocks ? p.num_requests : max_request_blocks;
-    detail::check_requests<<<blocks, threads, 0, stream>>>(p, first_bad, error_word);
+    e = platform::launch(&detail::check_requests, {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
+                         first_bad, error_word);
   }
-  if (p.num_tokens > 0) {
-    detail::compute_rows<<<static_cast<unsigned>((p.num_tokens + threads - 1) / threads), threads,
-                           0, stream>>>(p, first_bad, rows, error_word);
+  if (e == platform::success && p.num_tokens > 0) {
+    const auto blocks = static_cast<unsigned>((p.num_tokens + threads - 1) / threads);
+    e = platform::launch(&detail::compute_rows, {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
+                         static_cast<const int32_t*>(first_bad), rows, error_word);
   }
-  return platform::last_error();
+  return e;
 }
 
 }  // namespace mxi::device

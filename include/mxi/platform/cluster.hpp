@@ -2,17 +2,16 @@
 // once on one GPU processing cluster, can read each other's shared memory and share a barrier.
 // Device side: the calling block's cluster size and rank, the cluster barrier (whole or split in
 // arrive / wait), and a pointer into another block's shared memory. Host side: the largest cluster
-// a kernel may launch with, and a launch with a cluster dimension (cudaLaunchKernelEx).
+// a kernel may launch with (platform/launch.hpp launches clusters).
 //
 // Where clusters do not exist (HIP, a CUDA pass below sm_90) the same names describe a cluster of
 // one block: size 1, rank 0, the barrier is __syncthreads, the pointer is the block's own; the host
-// says 1 and launches clusters of one block as plain launches, larger ones fail (invalid value).
+// says 1.
 // An NVIDIA image without an sm_90 pass (an sm_80 build on a Hopper GPU) also says 1: its code
 // holds the one-block stand-ins.
 #pragma once
 
 #include <cstddef>
-#include <utility>
 
 #include "mxi/config.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -132,32 +131,6 @@ error_t max_cluster_blocks(void (*kernel)(Params...), int device, int threads, s
   }
   if (clusters >= 1) *out = max_cluster_blocks_any;
   return success;
-#endif
-}
-
-/// Launches `blocks` blocks of `threads` threads and `smem` dynamic shared-memory bytes in
-/// clusters of `cluster` consecutive blocks (blocks % cluster == 0), on `stream`.
-template <class... Params, class... Args>
-error_t launch_clustered(void (*kernel)(Params...), unsigned blocks, unsigned cluster,
-                         unsigned threads, size_t smem, stream_t stream, Args&&... args) {
-#if MXI_PLATFORM_HIP
-  if (cluster != 1) return invalid_value;
-  kernel<<<blocks, threads, smem, stream>>>(std::forward<Args>(args)...);
-  return last_error();
-#else
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  config.attrs = &attr;
-  config.numAttrs = cluster == 1 ? 0 : 1;  // a plain launch: runs on any device
-  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 #endif
 }
 

@@ -26,6 +26,7 @@
 #include "mxi/device/logits_plan.hpp"
 #include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/intrinsics.hpp"
+#include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::device::detail {
@@ -93,6 +94,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
     }
   }
   platform::block_barrier();
+  platform::wait_for_prior_grid();  // launched chained: the barriers' set-up overlapped the plan
+  platform::allow_next_grid();
   const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
   // Tile j of the block's sequence sits in stage j % stages, in that stage's use j / stages.
   const auto stage_of = [&](uint32_t j) { return smem + (j % stages) * smem_t::stage_bytes; };
@@ -227,9 +230,10 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, int group,
   plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
   // Items for four times the consumers: a block's run of items ends within a few tiles of the
   // others'.
-  plan_logits<<<1, plan_threads, 0, stream>>>(a, dense_keys{}, group, 4 * Consumers * sms, plan);
-  kernel<<<sms, config::threads, smem, stream>>>(a, group, plan);
-  return platform::last_error();
+  e = launch_plan(a, dense_keys{}, group, 4 * Consumers * sms, plan, stream);
+  if (e != platform::success) return e;
+  return platform::launch(kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,
+                          a, group, plan);
 }
 
 #endif  // MXI_GPU_COMPILER

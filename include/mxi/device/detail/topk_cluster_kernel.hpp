@@ -29,6 +29,7 @@
 #include "mxi/block/block_radix_select.hpp"
 #include "mxi/block/radix_key.hpp"
 #include "mxi/platform/cluster.hpp"
+#include "mxi/platform/launch.hpp"
 
 namespace mxi::device::detail {
 
@@ -80,6 +81,8 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   using steps = typename smem_t::steps;
   using digits = block::radix_digits;
   extern __shared__ __align__(16) unsigned char cluster_select_shared[];
+  platform::wait_for_prior_grid();  // launched chained (platform/launch.hpp)
+  platform::allow_next_grid();
   auto& head = *reinterpret_cast<typename smem_t::head_type*>(cluster_select_shared);
   uint4* tile = reinterpret_cast<uint4*>(cluster_select_shared + smem_t::head_bytes());
 
