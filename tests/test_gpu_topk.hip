@@ -503,8 +503,8 @@ TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candi
     prepared.fill_bytes(0x7F);
     counts.fill_bytes(0x7F);
     gpu_check(device::launch_candidate_prep(d_ids.data(), ncb, rows, ncb, cbs,
-                                            device::int_lengths{d_visible.data()}, 40000, prepared.data(),
-                                            ncb, counts.data(), nullptr),
+                                            device::int_lengths{d_visible.data()}, 40000,
+                                            prepared.data(), ncb, counts.data(), nullptr),
               "launch_candidate_prep");
     const std::vector<int32_t> got = prepared.download(), got_counts = counts.download();
     for (int r = 0; r < rows; ++r) {

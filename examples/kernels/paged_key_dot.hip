@@ -53,8 +53,8 @@ __global__ void request_key_dots(const uint8_t* cache, int64_t page_stride,
 /// Blocks of 128 threads, one a 64-key tile of the request.
 template <class Layout, int WaveSize>
 __global__ void tile_head_logits(const uint8_t* cache, int64_t page_stride, int block_size,
-                                 const int32_t* pages, int seq_len, const float* q,
-                                 const float* w, int heads, float* logits) {
+                                 const int32_t* pages, int seq_len, const float* q, const float* w,
+                                 int heads, float* logits) {
   using tile = mxi::arch::swizzled_tile;
   constexpr int keys = mxi::arch::key_tile_shape::keys;
   constexpr int dim = mxi::arch::key_tile_shape::head_dim;
@@ -62,10 +62,11 @@ __global__ void tile_head_logits(const uint8_t* cache, int64_t page_stride, int 
   const int k0 = static_cast<int>(blockIdx.x) * keys;
   const int count = min(keys, seq_len - k0);
   mxi::arch::load_key_tile<Layout, tile, mxi::arch::sync_copies>(
-      reinterpret_cast<unsigned char*>(stage), block_size, count, threadIdx.x, blockDim.x, [&](int n) {
+      reinterpret_cast<unsigned char*>(stage), block_size, count, threadIdx.x, blockDim.x,
+      [&](int n) {
         const int p = k0 + n;
-        return mxi::arch::key_source{cache + layout::page_offset(pages[p / block_size], page_stride),
-                                     p % block_size};
+        return mxi::arch::key_source{
+            cache + layout::page_offset(pages[p / block_size], page_stride), p % block_size};
       });
   __syncthreads();
   const int n = threadIdx.x / 2, half = threadIdx.x % 2;  // lanes 2n, 2n + 1: key n's heads
@@ -73,7 +74,8 @@ __global__ void tile_head_logits(const uint8_t* cache, int64_t page_stride, int 
   if (n < count) {
     for (int h = half; h < heads; h += 2) {
       float dot = 0.0f;
-      for (int d = 0; d < dim; ++d) dot = fmaf(q[h * dim + d], mxi::arch::tile_element<tile>(stage, n, d), dot);
+      for (int d = 0; d < dim; ++d)
+        dot = fmaf(q[h * dim + d], mxi::arch::tile_element<tile>(stage, n, d), dot);
       share = mxi::arch::add_head(share, w[h], dot);
     }
   }
@@ -126,8 +128,9 @@ std::vector<uint8_t> build_cache(const quantized_keys& q, mxi::cache_layout kind
 
 /// Element d of the key of position p, as the cache holds it.
 double key_element(const quantized_keys& q, int p, int d) {
-  return format::decode_element(format::packed_code(&q.values[p * head_dim / 2], d),
-                                q.scales[p * (head_dim / format::block_elems) + d / format::block_elems]);
+  return format::decode_element(
+      format::packed_code(&q.values[p * head_dim / 2], d),
+      q.scales[p * (head_dim / format::block_elems) + d / format::block_elems]);
 }
 
 /// Positions whose device result is off its float64 value by more than fp32 summation allows:
@@ -148,7 +151,8 @@ struct exact_value {
 };
 
 /// scale * (query . key p).
-exact_value exact_dot(const quantized_keys& q, const std::vector<float>& query, int p, double scale) {
+exact_value exact_dot(const quantized_keys& q, const std::vector<float>& query, int p,
+                      double scale) {
   exact_value r{0, 0};
   for (int d = 0; d < head_dim; ++d) {
     const double term = scale * query[d] * key_element(q, p, d);
@@ -181,7 +185,8 @@ int main() {
   example::require_gpu("example_paged_key_dot");
   std::mt19937 rng(8);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> keys(seq_len * head_dim), query(head_dim), head_queries(heads * head_dim), weights(heads);
+  std::vector<float> keys(seq_len * head_dim), query(head_dim), head_queries(heads * head_dim),
+      weights(heads);
   for (float& x : keys) x = normal(rng);
   for (float& x : query) x = normal(rng);
   for (float& x : head_queries) x = normal(rng);
@@ -195,7 +200,8 @@ int main() {
   example::check(mxi::platform::device_wave_size(device, &wave_size), "wave size");
 
   const example::device_array<int32_t> pages(block_table_row);
-  const example::device_array<float> d_query(query), d_head_queries(head_queries), d_weights(weights);
+  const example::device_array<float> d_query(query), d_head_queries(head_queries),
+      d_weights(weights);
   int failures = 0;
   for (const mxi::cache_layout kind : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
     const char* name = kind == mxi::cache_layout::linear ? "linear" : "mfma16";
@@ -204,8 +210,9 @@ int main() {
     const example::device_array<float> logits(std::vector<float>(seq_len, NAN));
     layout::dispatch(kind, [&](auto policy) {
       using Layout = decltype(policy);
-      request_key_dots<Layout><<<(seq_len + 127) / 128, 128>>>(
-          cache.data(), page_stride, shape, pages.data(), seq_len, d_query.data(), scale, dots.data());
+      request_key_dots<Layout><<<(seq_len + 127) / 128, 128>>>(cache.data(), page_stride, shape,
+                                                               pages.data(), seq_len,
+                                                               d_query.data(), scale, dots.data());
       const bool known = mxi::platform::dispatch_wave_size(wave_size, [&](auto wave) {
         tile_head_logits<Layout, decltype(wave)::value><<<(seq_len + 63) / 64, 128>>>(
             cache.data(), page_stride, block_size, pages.data(), seq_len, d_head_queries.data(),

@@ -272,9 +272,9 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   const int ncb = a.candidates.num_blocks, cbs = a.candidates.block_size;
   int32_t* ids = ws.prepared;
   int32_t* counts = ws.prepared + p.tokens * ncb;
-  MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(a.candidates.blocks, a.candidates.stride, p.tokens, ncb, cbs,
-                                             device::visible_lengths{ws.rows}, a.max_model_len, ids, ncb,
-                                             counts, stream));
+  MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(
+      a.candidates.blocks, a.candidates.stride, p.tokens, ncb, cbs,
+      device::visible_lengths{ws.rows}, a.max_model_len, ids, ncb, counts, stream));
 
   device::paged_logits_args logits = device::paged_logits_args_of(a.queries, a.cache, a.requests, ws.rows);
   logits.candidate_ids = ids;

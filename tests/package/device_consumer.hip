@@ -58,12 +58,15 @@ __global__ void first_key_logit(const uint8_t* cache, int64_t page_stride, int b
         return mxi::arch::key_source{cache + mxi::layout::page_offset(pages[0], page_stride), n};
       });
   __syncthreads();
-  const float share = mxi::arch::add_head(0.0f, w, mxi::arch::tile_element<mxi::arch::swizzled_tile>(stage, 0, threadIdx.x % 128));
+  const float share = mxi::arch::add_head(
+      0.0f, w, mxi::arch::tile_element<mxi::arch::swizzled_tile>(stage, 0, threadIdx.x % 128));
   const float sum = mxi::arch::lane_head_sum<32, 1, 32>(share);
   if (threadIdx.x == 0) *out = sum;
 }
-template __global__ void first_key_logit<mxi::layout::linear>(const uint8_t*, int64_t, int, const int32_t*, int, float, float*);
-template __global__ void first_key_logit<mxi::layout::mfma16>(const uint8_t*, int64_t, int, const int32_t*, int, float, float*);
+template __global__ void first_key_logit<mxi::layout::linear>(const uint8_t*, int64_t, int,
+                                                              const int32_t*, int, float, float*);
+template __global__ void first_key_logit<mxi::layout::mfma16>(const uint8_t*, int64_t, int,
+                                                              const int32_t*, int, float, float*);
 
 // The library's own launchers, instantiated in this project so that their kernels (paged logits,
 // top-k) compile with mxi::device's flags alone; main does not call them.

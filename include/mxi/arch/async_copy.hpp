@@ -49,11 +49,15 @@ MXI_DEVICE void copy_async(void* smem, const void* gmem) {
 /// cp.async, done after the caller's copy_commit and copy_wait (then its barrier).
 struct sync_copies {
   template <int Bytes>
-  MXI_DEVICE static void copy(void* smem, const void* gmem) { copy_sync<Bytes>(smem, gmem); }
+  MXI_DEVICE static void copy(void* smem, const void* gmem) {
+    copy_sync<Bytes>(smem, gmem);
+  }
 };
 struct async_copies {
   template <int Bytes>
-  MXI_DEVICE static void copy(void* smem, const void* gmem) { copy_async<Bytes>(smem, gmem); }
+  MXI_DEVICE static void copy(void* smem, const void* gmem) {
+    copy_async<Bytes>(smem, gmem);
+  }
 };
 
 /// Closes the group of copies issued since the last commit.

@@ -39,7 +39,8 @@ MXI_DEVICE float lane_head_sum(float share) {
   static_assert(Lanes >= 1 && (Lanes & (Lanes - 1)) == 0, "a power of two of lanes");
   static_assert(Stride >= 1 && Stride * Lanes <= WaveSize, "the lanes lie in one wave");
 #pragma unroll
-  for (int s = Stride; s < Stride * Lanes; s *= 2) share += platform::shuffle_xor<WaveSize>(share, s);
+  for (int s = Stride; s < Stride * Lanes; s *= 2)
+    share += platform::shuffle_xor<WaveSize>(share, s);
   return share;
 }
 

@@ -112,9 +112,11 @@ MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, in
     if (k.token < 0) continue;
 #pragma unroll
     for (int b = 2 * half; b < 2 * half + 2; ++b)
-      Copies::template copy<16>(tile + 4 * Tile::word(n, b, 0), k.page + Layout::value_offset(page, k.token, b));
+      Copies::template copy<16>(tile + 4 * Tile::word(n, b, 0),
+                                k.page + Layout::value_offset(page, k.token, b));
     if (half == 0)
-      Copies::template copy<4>(tile + 4 * Tile::scale_word(n), k.page + Layout::scale_offset(page, k.token, 0));
+      Copies::template copy<4>(tile + 4 * Tile::scale_word(n),
+                               k.page + Layout::scale_offset(page, k.token, 0));
   }
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "mxi/block/block_radix_sort.hpp"
 #include "mxi/block/block_scan.hpp"
@@ -98,12 +99,23 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(
 }
 
 template <int Threads, class Visible>
-platform::error_t launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs,
-                              Visible visible, int id_bits, int32_t* prepared, int64_t prepared_stride,
-                              int32_t* counts, platform::stream_t stream) {
+platform::error_t launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks,
+                              int cbs, Visible visible, int id_bits, int32_t* prepared,
+                              int64_t prepared_stride, int32_t* counts, platform::stream_t stream) {
   return platform::launch(&candidate_prep_kernel<Threads, 4, Visible>,
-                          {dim3(static_cast<unsigned>(rows)), Threads, 0, 1, /*chained=*/true}, stream, ids,
-                          ids_stride, num_blocks, cbs, visible, id_bits, prepared, prepared_stride, counts);
+                          {dim3(static_cast<unsigned>(rows)), Threads, 0, 1, /*chained=*/true},
+                          stream, ids, ids_stride, num_blocks, cbs, visible, id_bits, prepared,
+                          prepared_stride, counts);
+}
+
+/// Calls f(std::integral_constant<int, T>{}) with the fewest threads T, a power of two from 128
+/// to 1024, whose four ids each hold a row of num_blocks (<= candidate_max_blocks) ids.
+template <int Threads = 128, class F>
+platform::error_t with_prep_threads(int num_blocks, F&& f) {
+  if constexpr (Threads < 1024) {
+    if (num_blocks > 4 * Threads) return with_prep_threads<2 * Threads>(num_blocks, f);
+  }
+  return f(std::integral_constant<int, Threads>{});
 }
 
 }  // namespace detail
@@ -143,25 +155,19 @@ platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys 
 /// ceil(max_visible / cbs), and the sort needs only the bits below it.
 template <class Visible>
 platform::error_t launch_candidate_prep(const int32_t* ids, int64_t ids_stride, int64_t rows,
-                                        int num_blocks, int cbs, Visible visible, int64_t max_visible,
-                                        int32_t* prepared, int64_t prepared_stride,
-                                        int32_t* counts, platform::stream_t stream) {
+                                        int num_blocks, int cbs, Visible visible,
+                                        int64_t max_visible, int32_t* prepared,
+                                        int64_t prepared_stride, int32_t* counts,
+                                        platform::stream_t stream) {
   if (rows == 0) return platform::success;
   const int64_t limit = candidate_live_blocks(max_visible, cbs);  // live ids < limit <= none
   int id_bits = 1;
   while (id_bits < 31 && (int64_t{1} << id_bits) <= limit) ++id_bits;
-  // Four ids a thread: the fewest threads that hold the row.
-  if (num_blocks <= 512)
-    return detail::launch_prep<128>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
-                                    prepared_stride, counts, stream);
-  if (num_blocks <= 1024)
-    return detail::launch_prep<256>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
-                                    prepared_stride, counts, stream);
-  if (num_blocks <= 2048)
-    return detail::launch_prep<512>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
-                                    prepared_stride, counts, stream);
-  return detail::launch_prep<1024>(ids, ids_stride, rows, num_blocks, cbs, visible, id_bits, prepared,
-                                   prepared_stride, counts, stream);
+  return detail::with_prep_threads(num_blocks, [&](auto threads) {
+    return detail::launch_prep<decltype(threads)::value>(ids, ids_stride, rows, num_blocks, cbs,
+                                                         visible, id_bits, prepared,
+                                                         prepared_stride, counts, stream);
+  });
 }
 
 }  // namespace mxi::device

@@ -196,10 +196,10 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
 
 /// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp).
 template <class KeyMap>
-platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group, int target_items,
-                              plan_view plan, platform::stream_t stream) {
-  return platform::launch(&plan_logits<KeyMap>, {dim3(1), plan_threads, 0, 1, /*chained=*/true}, stream, a, map,
-                          group, target_items, plan);
+platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group,
+                              int target_items, plan_view plan, platform::stream_t stream) {
+  return platform::launch(&plan_logits<KeyMap>, {dim3(1), plan_threads, 0, 1, /*chained=*/true},
+                          stream, a, map, group, target_items, plan);
 }
 
 /// A block's share of the plan's items: a contiguous run (the counts differ by at most one), so

@@ -193,7 +193,8 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         arch::load_key_tile<Layout, tile_t, arch::async_copies>(
             smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads, [&](int n) {
               const int c = k0 + n - k_begin;
-              return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride), column_token[c]};
+              return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
+                                      column_token[c]};
             });
         arch::copy_commit();
       };
@@ -304,8 +305,9 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   plan_view plan(workspace, rows, a.num_requests);
   e = launch_plan(a, map, group, 4 * grid, plan, stream);
   if (e != platform::success) return e;
-  return platform::launch(kernel, {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream, a,
-                          map, group, plan);
+  return platform::launch(kernel,
+                          {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true},
+                          stream, a, map, group, plan);
 }
 
 /// Calls f(std::integral_constant<int, H>{}) with the padded head count the kernels are built for.
@@ -377,9 +379,10 @@ inline platform::error_t launch_paged_logits(const paged_logits_args& a, void* w
     e = detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);
   }
   if (e != platform::success || !a.clean || a.candidate_ids || a.row_end <= a.row_begin) return e;
-  return platform::launch(&detail::clean_logits,
-                          {dim3(static_cast<unsigned>(a.row_end - a.row_begin)), 256, 0, 1, /*chained=*/true},
-                          stream, a.rows, a.row_begin, a.out, a.ld, a.width);
+  return platform::launch(
+      &detail::clean_logits,
+      {dim3(static_cast<unsigned>(a.row_end - a.row_begin)), 256, 0, 1, /*chained=*/true}, stream,
+      a.rows, a.row_begin, a.out, a.ld, a.width);
 }
 
 #endif  // MXI_GPU_COMPILER

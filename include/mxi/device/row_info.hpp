@@ -1,11 +1,12 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Two kernels, in stream order:
 //   check_requests: a block per request (striding over requests), its threads over the
-//     block-table columns the request needs: 0 <= n_r <= seq_lens[r], and every page id the request's rows
-//     within max_model_len need in [0, NB) (the first bad column of each request is kept, so only
-//     the rows that need it are dropped). Once per request, never per token; the work follows the
-//     requests' lengths, not the block table's width (max_model_len / BS columns). Block 0 also
-//     reads all of query_start_loc: monotone from 0 to T, or the whole batch is broken.
+//     block-table columns the request needs: 0 <= n_r <= seq_lens[r], and every page id the
+//     request's rows within max_model_len need in [0, NB) (the first bad column of each request is
+//     kept, so only the rows that need it are dropped). Once per request, never per token; the work
+//     follows the requests' lengths, not the block table's width (max_model_len / BS columns).
+//     Block 0 also reads all of query_start_loc: monotone from 0 to T, or the whole batch is
+//     broken.
 //   compute_rows: one thread per token: request by binary search of query_start_loc, position
 //     p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then visible <= max_model_len and
 //     enough block-table columns. A row that fails gets visible = -1.
@@ -69,7 +70,8 @@ MXI_DEVICE bool query_starts_broken(const row_info_problem& p) {
   bool bad = false;
   for (int r = threadIdx.x; r <= p.num_requests; r += blockDim.x) {
     const int32_t at = p.query_start_loc[r];
-    bad |= at < 0 || at > p.num_tokens || (r == 0 && at != 0) || (r == p.num_requests && at != p.num_tokens) ||
+    bad |= at < 0 || at > p.num_tokens || (r == 0 && at != 0) ||
+           (r == p.num_requests && at != p.num_tokens) ||
            (r < p.num_requests && p.query_start_loc[r + 1] < at);
   }
   return __syncthreads_or(bad) != 0;
@@ -171,13 +173,13 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
   platform::error_t e = platform::success;
   if (p.num_requests > 0) {
     const int blocks = p.num_requests < max_request_blocks ? p.num_requests : max_request_blocks;
-    e = platform::launch(&detail::check_requests, {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
-                         first_bad, error_word);
+    e = platform::launch(&detail::check_requests, {dim3(blocks), threads, 0, 1, /*chained=*/true},
+                         stream, p, first_bad, error_word);
   }
   if (e == platform::success && p.num_tokens > 0) {
     const auto blocks = static_cast<unsigned>((p.num_tokens + threads - 1) / threads);
-    e = platform::launch(&detail::compute_rows, {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
-                         static_cast<const int32_t*>(first_bad), rows, error_word);
+    e = platform::launch(&detail::compute_rows, {dim3(blocks), threads, 0, 1, /*chained=*/true},
+                         stream, p, static_cast<const int32_t*>(first_bad), rows, error_word);
   }
   return e;
 }

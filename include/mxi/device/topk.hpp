@@ -317,10 +317,10 @@ platform::error_t launch_cluster_select(const topk_shape& s, int device, size_t 
   const cluster_plan p = plan_cluster<threads>(s, d, Config::cluster_blocks_max,
                                                Config::cluster_blocks, Config::cluster_slice_max);
   if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
-  const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), threads, p.smem,
-                                     static_cast<unsigned>(p.blocks), /*chained=*/true};
-  return platform::launch(kernel, shape, stream, keys, lengths, s.k, static_cast<int>(p.slice_max), map,
-                          out, out_stride);
+  const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), threads,
+                                     p.smem, static_cast<unsigned>(p.blocks), /*chained=*/true};
+  return platform::launch(kernel, shape, stream, keys, lengths, s.k, static_cast<int>(p.slice_max),
+                          map, out, out_stride);
 }
 
 }  // namespace detail

@@ -85,7 +85,8 @@ struct launch_shape {
 /// Launches `kernel` on `stream` as `shape` says. Clusters larger than one block fail (invalid
 /// value) where there are none.
 template <class... Params, class... Args>
-error_t launch(void (*kernel)(Params...), const launch_shape& shape, stream_t stream, Args&&... args) {
+error_t launch(void (*kernel)(Params...), const launch_shape& shape, stream_t stream,
+               Args&&... args) {
 #if MXI_PLATFORM_HIP
   if (shape.cluster != 1) return invalid_value;
   kernel<<<shape.grid, shape.threads, shape.smem, stream>>>(std::forward<Args>(args)...);

@@ -232,8 +232,9 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, int group,
   // others'.
   e = launch_plan(a, dense_keys{}, group, 4 * Consumers * sms, plan, stream);
   if (e != platform::success) return e;
-  return platform::launch(kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,
-                          a, group, plan);
+  return platform::launch(
+      kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,
+      a, group, plan);
 }
 
 #endif  // MXI_GPU_COMPILER

@@ -6,11 +6,14 @@
 //   passes    per digit of block::radix_digits, each block histograms its slice (from shared
 //             memory when the slice fits there, the first pass counting as it copies the slice
 //             in; else streamed from global memory each pass), then, after a cluster barrier,
-//             every block sums the C histograms bin by bin through distributed shared memory (in
-//             rank order: integers, so every block gets the same counts) and derives the same
-//             next digit of the threshold (block::block_radix_select::step). Histograms alternate
-//             between two buffers, so a block clears the next pass's while others still read the
-//             last one's: one cluster barrier a pass.
+//             the C histograms are summed bin by bin through distributed shared memory (in rank
+//             order: integers, so every block gets the same counts): by every block for every
+//             bin in small clusters, and from 4 blocks up each block sums a 1/C share of the bins
+//             and, after a second barrier, reads each bin's sum from its owner. Every block
+//             derives the same next digit of the threshold (block::block_radix_select::step).
+//             With one barrier a pass, histograms alternate between two buffers, so a block
+//             clears the next pass's while others still read the last one's; with two, one
+//             buffer holds the counts and the other the sums.
 //   compact   each block tallies its slice's keys above and equal to the threshold, publishes the
 //             two counts, and after a cluster barrier starts its winners at the sums of the
 //             slices before it (lower ranks), so the winners land in ascending column order with
@@ -33,9 +36,9 @@
 
 namespace mxi::device::detail {
 
-/// Dynamic shared memory of one block, carved in order: the head (two histograms for alternate
-/// passes, the step storage, the slice's compaction counts), then the resident slice's keys as
-/// 16-byte vectors.
+/// Dynamic shared memory of one block, carved in order: the head (two histograms: for alternate
+/// passes, or counts and the cluster's sums; the step storage, the slice's compaction counts), then
+/// the resident slice's keys as 16-byte vectors.
 template <int Threads>
 struct cluster_select_smem {
   using steps = block::block_radix_select<Threads>;
@@ -70,6 +73,21 @@ struct cluster_counts {
     return sum;
   }
 };
+
+/// The cluster's histogram once each block q has summed bins [q span, (q + 1) span) into its `sum`
+/// (same offset in each block): one read a bin, of its owner, where cluster_counts reads C.
+struct reduced_counts {
+  const uint32_t* sum;
+  unsigned span;
+  MXI_DEVICE uint32_t operator[](uint32_t b) const {
+    return platform::cluster_shared(sum, b / span)[b];
+  }
+};
+
+/// Clusters of at least this many blocks sum their histograms bin-wise in two steps
+/// (reduced_counts: 2 x bins remote reads a block and one more cluster barrier a pass, against
+/// C x bins): at C = 8 the direct sums' remote reads were the kernel's longest stall.
+inline constexpr unsigned reduced_counts_min_blocks = 4;
 
 /// Row blockIdx.x / C, slice cluster_rank(): see the file comment. Slices of at most `slice_max`
 /// columns sit in shared memory; longer ones stream.
@@ -114,6 +132,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   // The threshold, digit by digit over the whole row.
   block::radix_threshold t;
   t.rest = static_cast<uint32_t>(k);
+  const bool reduced = blocks >= reduced_counts_min_blocks;
   steps::clear(head.hist[0]);
   if (resident)
     staged = steps::stage(slice, true, head.hist[0], tile);
@@ -121,7 +140,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     steps::count(slice, 0, 0u, head.hist[0]);
 #pragma unroll 1
   for (int pass = 0;; ++pass) {
-    uint32_t* hist = head.hist[pass % 2];
+    uint32_t* hist = head.hist[reduced ? 0 : pass % 2];
     if (pass > 0) {
       // The other blocks read this buffer two passes ago, before the last pass's barrier.
       steps::clear(hist);
@@ -131,7 +150,21 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
         steps::count(slice, pass, t.prefix, hist);
     }
     platform::cluster_sync();  // every block's counts of this pass are in
-    const bool settled = steps::step(cluster_counts{hist, blocks}, pass, t, head.step);
+    bool settled;
+    if (reduced) {
+      // hist[1] holds the sums: every block read this block's sums of the last pass before this
+      // pass's first barrier, and its counts (hist[0]) before the last pass's second one.
+      uint32_t* sum = head.hist[1];
+      const unsigned span = (digits::max_bins + blocks - 1) / blocks;
+      const cluster_counts all{hist, blocks};
+      for (unsigned b = rank * span + tid; b < (rank + 1) * span && b < digits::max_bins;
+           b += Threads)
+        sum[b] = all[b];
+      platform::cluster_sync();  // every block's sums are in
+      settled = steps::step(reduced_counts{sum, span}, pass, t, head.step);
+    } else {
+      settled = steps::step(cluster_counts{hist, blocks}, pass, t, head.step);
+    }
     if (settled || pass == digits::passes - 1) break;
   }
 
