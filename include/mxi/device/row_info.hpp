@@ -55,6 +55,8 @@ inline size_t row_info_workspace(int num_requests) {
 namespace detail {
 
 inline constexpr int32_t batch_broken = 1;
+/// Batches of up to this many requests: compute_rows searches query_start_loc in shared memory.
+inline constexpr int shared_request_starts = 4096;
 
 MXI_DEVICE void raise(uint32_t* error_word, uint32_t bits) {
   if (error_word) atomicOr(error_word, bits);
@@ -126,8 +128,18 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
 
 __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_info* rows,
                              uint32_t* error_word) {
+  __shared__ int32_t shared_starts[shared_request_starts + 1];
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
+  // query_start_loc, searched below: from shared memory where it fits (each step of the search
+  // is a dependent load), else from global memory.
+  const bool staged = p.num_requests > 0 && p.num_requests <= shared_request_starts;
+  if (staged) {
+    for (int r = threadIdx.x; r <= p.num_requests; r += blockDim.x)
+      shared_starts[r] = p.query_start_loc[r];
+  }
+  __syncthreads();
+  const int32_t* starts = staged ? shared_starts : p.query_start_loc;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= p.num_tokens) return;
   row_info out{-1, -1};
@@ -138,15 +150,15 @@ __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_i
     int lo = 0, hi = p.num_requests - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (p.query_start_loc[mid] <= t) lo = mid;
+      if (starts[mid] <= t) lo = mid;
       else hi = mid - 1;
     }
     const int r = lo;
     out.request = r;
     const int32_t bad_column = first_bad[r];
     if (bad_column >= 0) {
-      const int64_t n = p.query_start_loc[r + 1] - p.query_start_loc[r];
-      const int64_t position = p.seq_lens[r] - n + (t - p.query_start_loc[r]);
+      const int64_t n = starts[r + 1] - starts[r];
+      const int64_t position = p.seq_lens[r] - n + (t - starts[r]);
       const int64_t visible = (position + 1) / p.compress_ratio;
       const int64_t pages = pages_for(visible, p.block_size);
       if (visible > p.max_model_len) {
