@@ -120,14 +120,21 @@ MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, in
   }
 }
 
+/// The E8M0 scale byte of block b of staged key n, from the stage's words in the tile addressing
+/// `Tile`.
+template <class Tile>
+MXI_DEVICE uint8_t tile_scale(const uint32_t* words, int n, int b) {
+  return static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
+}
+
 /// Element i (0..127) of staged key n, dequantized to fp32 (its E2M1 code times its block's
-/// E8M0 scale, format/mxfp4.hpp), from the stage's words in the tile addressing `Tile`.
+/// E8M0 scale, format/mxfp4.hpp). A block's four words lie together in either tile addressing.
 template <class Tile>
 MXI_DEVICE float tile_element(const uint32_t* words, int n, int i) {
-  const int b = i / 32, e = i % 32;
-  const uint32_t word = words[Tile::word(n, b, e / 8)];
-  const auto e8m0 = static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
-  return format::decode_element(static_cast<uint8_t>((word >> (4 * (e % 8))) & 0xFu), e8m0);
+  const int b = i / format::block_elems;
+  const auto* block = reinterpret_cast<const uint8_t*>(words + Tile::word(n, b, 0));
+  return format::decode_element(format::packed_code(block, i % format::block_elems),
+                                tile_scale<Tile>(words, n, b));
 }
 
 #endif  // MXI_GPU_COMPILER

@@ -230,7 +230,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         if constexpr (scorer_t::float_scales) {
           for (int n = tid; n < shape::keys; n += threads)
             for (int b = 0; b < shape::blocks; ++b)
-              scales[n * shape::blocks + b] = format::decode_e8m0(static_cast<uint8_t>(words[tile_t::scale_word(n)] >> (8 * b)));
+              scales[n * shape::blocks + b] = format::decode_e8m0(arch::tile_scale<tile_t>(words, n, b));
           platform::block_barrier();
         }
         if (set_limit > k0) {
