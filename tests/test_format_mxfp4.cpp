@@ -212,6 +212,39 @@ TEST_CASE("Block exponent at the amax floor and for subnormals and zero and the 
   }
 }
 
+TEST_CASE("The GPU quantizers' bitwise exponent and encode equal block_exponent and encode_e2m1",
+          "[format]") {
+  // Every exponent field with every top 11 mantissa bits and four patterns of the low 12 (4M
+  // floats a sign), then a band of ulps around each E2M1 midpoint and grid value scaled by
+  // 2^-1 .. 2^3: each comparison can fail on one rounding step.
+  const uint32_t low_bits[] = {0u, 1u, 0x800u, 0xFFFu};
+  int64_t compared = 0;
+  const auto compare = [&](uint32_t bits) {
+    const float x = mxi::bit_cast<float>(bits);
+    if (fmt::encode_e2m1_by_rounding(x) != fmt::encode_e2m1(x)) {
+      FAIL_CHECK("encode of bits " << bits);
+    }
+    const uint32_t magnitude = bits & 0x7FFFFFFFu;
+    if (magnitude < 0x7F800000u) {
+      const float amax = mxi::bit_cast<float>(magnitude);
+      for (fmt::scale_rule rule : both_rules)
+        if (fmt::block_exponent_from_bits(magnitude, rule) != fmt::block_exponent(amax, rule))
+          FAIL_CHECK("exponent of bits " << magnitude);
+    }
+    ++compared;
+  };
+  for (uint32_t top = 0; top < (1u << 20); ++top)
+    for (uint32_t low : low_bits)
+      for (uint32_t sign : {0u, 0x80000000u}) compare(sign | (top << 12) | low);
+  const double grid[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0};
+  for (double g : grid)
+    for (int k = -1; k <= 3; ++k) {
+      const uint32_t at = mxi::bit_cast<uint32_t>(static_cast<float>(std::ldexp(g, k)));
+      for (uint32_t d = 0; d < 2048; ++d) compare(at - 1024 + d);
+    }
+  CHECK(compared == (int64_t{1} << 23) + 16 * 5 * 2048);
+}
+
 TEST_CASE("Blocks holding NaN or infinity", "[format]") {
   for (fmt::scale_rule rule : both_rules) {
     for (float bad : {std::numeric_limits<float>::quiet_NaN(), INFINITY, -INFINITY}) {

@@ -70,7 +70,9 @@ void expected_row(const std::vector<uint8_t>& input, float_type type, int64_t ro
 }  // namespace
 
 TEST_CASE("write_k_cache writes quantize_row's bytes at each slot and nothing else") {
-  const int d = 128, bs = 32;
+  // D 128 (the models'), and the smallest and largest: 8 and 128 lanes a row on the GPU.
+  const int d = GENERATE(128, 32, 512);
+  const int bs = 32;
   const int64_t pages = 5, stride = bs * (d / 2 + d / 32) + 32;  // padded pages
   const int64_t n = 70;
   const std::vector<float> x = draw_rows(n, d, 41);
@@ -104,13 +106,14 @@ TEST_CASE("write_k_cache writes quantize_row's bytes at each slot and nothing el
           // Expected cache: untouched bytes stay 0xA5.
           std::vector<uint8_t> expect(cache.size(), 0xA5);
           const layout::page_shape shape{bs, d};
-          uint8_t values[64], scales[4];
+          std::vector<uint8_t> values(d / 2), scales(d / 32);
           for (int64_t i = 0; i < n; ++i) {
             if (slots[i] < 0) continue;
-            expected_row(input, type, i, d, rule, values, scales);
+            expected_row(input, type, i, d, rule, values.data(), scales.data());
             layout::dispatch(lay, [&](auto L) {
               layout::write_token<decltype(L)>(&expect[slots[i] / bs * stride], shape,
-                                               static_cast<int>(slots[i] % bs), values, scales);
+                                               static_cast<int>(slots[i] % bs), values.data(),
+                                               scales.data());
             });
           }
           CHECK(cache == expect);
@@ -150,7 +153,7 @@ TEST_CASE("write_k_cache flags and skips slots outside the cache") {
 
 TEST_CASE("quantize_q writes quantize_row's bytes for every token and head") {
   const int64_t t = 5;
-  const int h = 16, d = 96;
+  const int h = 16, d = GENERATE(96, 512);
   const std::vector<float> x = draw_rows(t * h, d, 44);
   for (format::scale_rule rule : {format::scale_rule::ceil, format::scale_rule::floor})
     for (float_type type : {float_type::f32, float_type::bf16})

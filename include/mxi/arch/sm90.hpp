@@ -5,11 +5,21 @@
 // Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
 // 2^2 (arch/fp4_to_int8.hpp): block b's codes become u8 48 + 2 * code * 2^(e_b - low), and the
 // whole D = 128 dot product is four chained wgmma.u8.s8 (K = 32 each) into one s32 accumulator,
-// from which each head's 48 * (sum of its int8 query column) is removed: exact (|sum| <= 128 * 96
-// * 96 < 2^21, so its fp32 image is exact too). Queries fold per head as int8 2 * code *
-// 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129) moving into the head weight; 2^(low_k - 127)
-// multiplies the head sum once per key. Taken when every head of the unit's rows folds and its weight lies in [2^-32, 2^32]
-// (or is 0), so no fp32 product leaves the normal range; decided once per group of rows.
+// which a fifth wgmma (a constant A against a bias chunk of B) starts at -48 * (sum of the head's
+// int8 query column): the accumulator ends at the exact dot (|dot| <= 128 * 96 * 96 < 2^21).
+// Queries fold per head as int8 2 * code * 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129)
+// moving into the head weight; 2^(low_k - 127) multiplies the head sum once per key. Taken when
+// every head of the unit's rows folds, its weight lies in [2^-32, 2^32] (or is 0), so no fp32
+// product leaves the normal range, and each row's weights span at most 2^103 (below); decided once
+// per group of rows.
+//
+// The integer epilogue is two instructions a (head, key). The s32 dot's bits read as an fp32 are
+// dot * 2^-149 (a subnormal) for dot >= 0 and a NaN or a negative number below it, so max(bits,
+// 0) is relu(dot) * 2^-149; the fma against the head weight scaled by 2^k (k chosen per row so
+// that every nonzero weight lands in [2^23, 2^127)) makes every product and partial sum a multiple
+// of 2^-149 below 1, where fp32 rounding is that of the unscaled sums scaled: the head sum, times
+// 2^(149 - k), has the bits of sum(w * relu(dot)) in fp32, in the same order. Both instructions
+// are inline PTX without .ftz, so a caller's -ftz=true cannot flush the subnormals.
 //
 // E4M3 per block (the fallback, for keys or rows that do not fold). Hopper's FP8 accumulator
 // keeps ~14 bits, so each MXFP4 block (K = 32) is its own wgmma from zero, whose sum of 32 E2M1
@@ -98,6 +108,16 @@ MXI_DEVICE void fence_async_shared() {
 MXI_DEVICE void warpgroup_sync() {
 #if defined(__CUDA_ARCH__)
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + static_cast<int>(threadIdx.x) / warpgroup_threads) : "memory");
+#endif
+}
+/// Sets the calling warpgroup's registers a thread to Count (a multiple of 8 in [24, 256]): fewer
+/// hands them back to the block's pool, more waits until the pool holds them.
+template <int Count, bool Increase>
+MXI_DEVICE void set_registers() {
+  static_assert(Count % 8 == 0 && Count >= 24 && Count <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+#if MXI_ARCH_SM90_WGMMA
+  if constexpr (Increase) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Count));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Count));
 #endif
 }
 /// Shared-memory matrix descriptor, no swizzle: start address, LBO (K direction) and SBO (M/N
@@ -204,12 +224,44 @@ MXI_DEVICE void wgmma_u8s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t
   else wgmma_m64n32k32_u8s8<Accumulate>(d, a, desc);
 }
 
-/// relu of a head's dot product as fp32 from its s32 accumulator x = dot + 48 * column sum, with
-/// `bits` = 0x4B400000 - 48 * column sum: exact for |dot| < 2^22 (1.5 * 2^23 + dot carries dot
-/// in its mantissa). `one` is 1 read back from shared memory, so the add is an IMAD on the FMA
-/// pipe rather than one more op on the busy ALU pipe, which the expand fills.
-MXI_DEVICE float relu_to_float(int32_t x, int32_t one, int32_t bits) {
-  return fmaxf(__int_as_float(x * one + bits) - 12582912.0f, 0.0f);
+/// relu(x) * 2^-149 for an s32 dot x (see the file comment): max of x's bits as an fp32 and 0.
+MXI_DEVICE float relu_subnormal(int32_t x) {
+  float r;
+  asm("max.f32 %0, %1, 0f00000000;" : "=f"(r) : "f"(__int_as_float(x)));
+  return r;
+}
+
+/// a * b + c rounded once, subnormals kept whatever the caller's -ftz.
+MXI_DEVICE float fma_subnormal(float a, float b, float c) {
+  float r;
+  asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c));
+  return r;
+}
+
+/// The A operand of the bias wgmma: byte 1 in K slot 0, 255 in the other 31 (so any |n| <= 127 +
+/// 255 * 31 * 127 is one column of s8 B: bias_column_word).
+MXI_DEVICE void bias_operand(uint32_t (&a)[4]) {
+  const uint32_t first = (threadIdx.x & 3) == 0 ? 0xFFFFFF01u : 0xFFFFFFFFu;  // slot 0: thread t = 0
+  a[0] = first;
+  a[1] = first;
+  a[2] = 0xFFFFFFFFu;
+  a[3] = 0xFFFFFFFFu;
+}
+
+/// K slots 4q .. 4q + 3 (q in [0, 8)) of the s8 B column that bias_operand turns into n: slot 0
+/// holds n's residue mod 255 in [-127, 127], slots 1 .. 31 share the quotient evenly.
+MXI_DEVICE uint32_t bias_column_word(int32_t n, int q) {
+  const int32_t quotient = (n >= 0 ? n + 127 : n - 127) / 255;
+  const int32_t residue = n - 255 * quotient;
+  const int32_t base = quotient / 31, extra = quotient - 31 * base;  // |extra| < 31, sign of n
+  uint32_t word = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int slot = 4 * q + i;
+    const int32_t v = slot == 0 ? residue : base + (slot <= (extra < 0 ? -extra : extra) ? (extra < 0 ? -1 : 1) : 0);
+    word |= (static_cast<uint32_t>(v) & 0xFFu) << (8 * i);
+  }
+  return word;
 }
 
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
@@ -253,20 +305,26 @@ struct tile_scorer {
   static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
-  /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks][cols / 8][2][8][16
-  /// bytes], B e4m3 [blocks][...] alike, integer path [cols / 2] x {weight, weight, bits, bits}
-  /// of a column pair (relu_to_float), e4m3 path weights [cols], query scales [blocks][cols]
-  /// (unfolded e4m3 path), 4 warp flags and a 1.
-  static constexpr int scratch_bytes(int rows) { return rows * Heads * (2 * blocks * 32 + 12 + blocks * 4) + 20; }
+  /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks + the bias chunk][cols
+  /// / 8][2][8][16 bytes], B e4m3 [blocks][...] alike, the integer path's scaled weights [cols],
+  /// e4m3 path weights [cols], query scales [blocks][cols] (unfolded e4m3 path), 4 warp flags,
+  /// each 32 columns' weight exponent range [cols / 32] x {max, min}, and each row's 2^(149 - k).
+  static constexpr int int_chunks = blocks + 1;
+  static constexpr int scratch_bytes(int rows) {
+    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8 + blocks * 4) + 16 + rows * Heads / 32 * 8 + max_rows * 4;
+  }
+  /// A row takes the integer path only if its nonzero scaled weights span at most 2^103 (file
+  /// comment: they must fit [2^23, 2^127)).
+  static constexpr int max_weight_spread = 103;
 
   uint32_t b_int;  // shared addresses of the two B matrices
   uint32_t b_e4m3;
   const float* weight_int;
   const float* weight_e4m3;
   const float* q_scale;
+  const float* row_scale;  // 2^(149 - k) a row (integer path)
   int cols;
   int rows;
-  int32_t one;   // 1 (see relu_to_float)
   bool integer;  // the rows fold to int8
   bool folded;   // the e4m3 path folds the query scales
 
@@ -279,30 +337,62 @@ struct tile_scorer {
     rows = rows_;
     cols = rows * Heads;
     auto* bint = static_cast<unsigned char*>(scratch);
-    unsigned char* b8 = bint + cols * blocks * 32;
+    unsigned char* b8 = bint + cols * int_chunks * 32;
     auto* wi = reinterpret_cast<float*>(b8 + cols * blocks * 32);
-    float* w8 = wi + 2 * cols;
+    float* w8 = wi + cols;
     float* qs = w8 + cols;
     auto* flags = reinterpret_cast<uint32_t*>(qs + blocks * cols);
+    auto* spans = reinterpret_cast<int2*>(flags + 4);  // [cols / 32] {max, min} weight exponents
+    auto* scales = reinterpret_cast<float*>(spans + cols / 32);
+    constexpr int no_weight = 1024;  // the span of 32 zero weights: {-1024, 1024}
     bool fits8 = true, fits_int = true;
-    for (int c = tid; c < cols; c += warpgroup_threads) {
+    for (int c = tid; c < cols; c += warpgroup_threads) {  // whole warps: cols is a multiple of 32
       const int i = c / Heads, h = c % Heads;
-      if (h >= heads) continue;
-      const int64_t head = static_cast<int64_t>(i) * heads + h;
-      const scale_span span = scale_span_of(*reinterpret_cast<const uint32_t*>(q_scales + head * blocks));
-      fits8 = fits8 && span.high != 255u && span.high - span.low <= 8u;
-      const float w = fabsf(weights[head]);
-      fits_int = fits_int && int8_fold_of(span).fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
+      int top = -no_weight, bottom = no_weight;
+      if (h < heads) {
+        const int64_t head = static_cast<int64_t>(i) * heads + h;
+        const scale_span span = scale_span_of(*reinterpret_cast<const uint32_t*>(q_scales + head * blocks));
+        fits8 = fits8 && span.high != 255u && span.high - span.low <= 8u;
+        const float w = fabsf(weights[head]);
+        const int8_fold fold = int8_fold_of(span);
+        fits_int = fits_int && fold.fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
+        if (fold.fits && w >= 0x1p-32f && w <= 0x1p32f) {  // exponent of w * 2^(low - 129)
+          top = static_cast<int>(__float_as_uint(w) >> 23) - 127 + static_cast<int>(fold.low) - 129;
+          bottom = top;
+        }
+      }
+#pragma unroll
+      for (int m = 1; m < wave_size; m *= 2) {
+        top = max(top, platform::group_shuffle_xor<wave_size>(top, m));
+        bottom = min(bottom, platform::group_shuffle_xor<wave_size>(bottom, m));
+      }
+      if (c % wave_size == 0) spans[c / wave_size] = make_int2(top, bottom);
     }
     const bool warp_fits8 = platform::all<wave_size>(fits8);
     const bool warp_fits_int = platform::all<wave_size>(fits_int);
     if (tid % wave_size == 0) flags[tid / wave_size] = (warp_fits8 ? 1u : 0u) | (warp_fits_int ? 2u : 0u);
-    if (tid == 0) flags[4] = 1u;
     warpgroup_sync();
     const uint32_t all = flags[0] & flags[1] & flags[2] & flags[3];
-    one = static_cast<int32_t>(flags[4]);
+    // Each row's weight exponents: k = 126 - top puts the largest below 2^127.
+    int row_top[max_rows];
+    bool spread_fits = true;
+#pragma unroll
+    for (int i = 0; i < max_rows; ++i) {
+      int top = -no_weight, bottom = no_weight;
+      if (i < rows)
+        for (int g = i * Heads / wave_size; g < (i + 1) * Heads / wave_size; ++g) {
+          const int2 span = spans[g];
+          top = max(top, span.x);
+          bottom = min(bottom, span.y);
+        }
+      row_top[i] = top == -no_weight ? 0 : top;
+      spread_fits = spread_fits && (top == -no_weight || top - bottom <= max_weight_spread);
+    }
     folded = (all & 1u) != 0u;
-    integer = (all & 2u) != 0u;
+    integer = (all & 2u) != 0u && spread_fits;
+#pragma unroll
+    for (int i = 0; i < max_rows; ++i)
+      if (tid == i) scales[i] = exp2_biased(static_cast<uint32_t>(150 + row_top[i]));  // 2^(23 + top)
     for (int task = tid; task < cols * blocks; task += warpgroup_threads) {
       const int c = task / blocks, b = task % blocks;
       const int i = c / Heads, h = c % Heads;
@@ -334,23 +424,32 @@ struct tile_scorer {
         const int8_fold fold = int8_fold_of(span);
         const int8_lut ilut = int8_shifted_lut(e - fold.low);
         int32_t column_sum = 0;
+        const int column_offset = (c / 8) * sbo + (c % 8) * 16 + 4 * b;
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const fp8x8 v = expand_e2m1x8_int8(word[q], ilut);
-          unsigned char* chunk = bint + q * cols * 32 + (c / 8) * sbo + (c % 8) * 16 + 4 * b;
+          unsigned char* chunk = bint + q * cols * 32 + column_offset;
           *reinterpret_cast<uint32_t*>(chunk) = v.lo;
           *reinterpret_cast<uint32_t*>(chunk + lbo) = v.hi;
           column_sum = platform::dot4_i8(static_cast<int>(v.lo), 0x01010101, column_sum);
           column_sum = platform::dot4_i8(static_cast<int>(v.hi), 0x01010101, column_sum);
         }
         // The column's four blocks are tasks of four consecutive lanes (cols * blocks is a
-        // multiple of the warpgroup, so every lane takes part).
+        // multiple of the warpgroup, so every lane takes part); lane b writes the bias chunk's
+        // slot groups b and 4 + b.
         column_sum += platform::group_shuffle_xor<4>(column_sum, 1);
         column_sum += platform::group_shuffle_xor<4>(column_sum, 2);
+        unsigned char* bias = bint + blocks * cols * 32 + column_offset;
+        const int32_t n = -u8_key_bias * column_sum;
+        *reinterpret_cast<uint32_t*>(bias) = bias_column_word(n, b);
+        *reinterpret_cast<uint32_t*>(bias + lbo) = bias_column_word(n, 4 + b);
+        // w * 2^(low - 129) * 2^k, k = 126 - top: an exponent add (the result is normal).
         if (b == 0) {
-          float* pair = wi + 4 * (c / 2) + c % 2;
-          pair[0] = wc * exp2_biased(fold.low - 2);  // w * 2^(low - 127) / 4
-          pair[2] = __int_as_float(0x4B400000 - u8_key_bias * column_sum);
+          int top = row_top[0];  // row_top[i] by selects: no local-memory array
+#pragma unroll
+          for (int r = 1; r < max_rows; ++r) top = i == r ? row_top[r] : top;
+          const int shift = static_cast<int>(fold.low) - 129 + 126 - top;
+          wi[c] = wc == 0.0f ? 0.0f : __int_as_float(__float_as_int(wc) + (shift << 23));
         }
       }
     }
@@ -361,6 +460,7 @@ struct tile_scorer {
     weight_int = wi;
     weight_e4m3 = w8;
     q_scale = qs;
+    row_scale = scales;
   }
 
   /// Scores the tile's 64 keys against every loaded row; calls out(row, key, score) on one lane
@@ -475,10 +575,13 @@ struct tile_scorer {
     }
   }
 
-  /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum).
+  /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum), scaled
+  /// by 2^(k - 149) (see the file comment).
   MXI_DEVICE void row_integer(const uint32_t (&a)[4][4], int i, float& p0, float& p1) const {
     const int t = static_cast<int>(threadIdx.x) & 3;
     const uint32_t chunk_stride = static_cast<uint32_t>(cols) * 32u;
+    uint32_t bias[4];
+    bias_operand(bias);
     p0 = 0.0f;
     p1 = 0.0f;
 #pragma unroll 1
@@ -487,10 +590,11 @@ struct tile_scorer {
       // below 2^18 bytes, so the sums never carry out of it).
       const uint64_t desc = smem_descriptor(b_int, lbo, sbo) + static_cast<uint64_t>(col0 * 2);
       const uint64_t chunk = chunk_stride >> 4;
-      const auto* pairs = reinterpret_cast<const float4*>(weight_int) + col0 / 2;
+      const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
       int32_t d[n / 2];
       wgmma_fence();
-      wgmma_u8s8<n, false>(d, a[0], desc);
+      wgmma_u8s8<n, false>(d, bias, desc + blocks * chunk);  // -48 * column sum
+      wgmma_u8s8<n, true>(d, a[0], desc);
       wgmma_u8s8<n, true>(d, a[1], desc + chunk);
       wgmma_u8s8<n, true>(d, a[2], desc + 2 * chunk);
       wgmma_u8s8<n, true>(d, a[3], desc + 3 * chunk);
@@ -501,13 +605,12 @@ struct tile_scorer {
       float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int j = 0; j < n / 8; ++j) {
-        const float4 w = pairs[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
-        const int bx = __float_as_int(w.z), by = __float_as_int(w.w);
+        const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
         const int k = 2 * (j & 1);
-        s0[k] = fmaf(w.x, relu_to_float(d[4 * j + 0], one, bx), s0[k]);
-        s0[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 1], one, by), s0[k + 1]);
-        s1[k] = fmaf(w.x, relu_to_float(d[4 * j + 2], one, bx), s1[k]);
-        s1[k + 1] = fmaf(w.y, relu_to_float(d[4 * j + 3], one, by), s1[k + 1]);
+        s0[k] = fma_subnormal(w.x, relu_subnormal(d[4 * j + 0]), s0[k]);
+        s0[k + 1] = fma_subnormal(w.y, relu_subnormal(d[4 * j + 1]), s0[k + 1]);
+        s1[k] = fma_subnormal(w.x, relu_subnormal(d[4 * j + 2]), s1[k]);
+        s1[k + 1] = fma_subnormal(w.y, relu_subnormal(d[4 * j + 3]), s1[k + 1]);
       }
       p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
       p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
@@ -541,7 +644,8 @@ struct tile_scorer {
         float p0, p1;
         row_integer(a, i, p0, p1);
         quad_sum(p0, p1);
-        if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * kf0 : p1 * kf1);  // one store site
+        const float g = row_scale[i];
+        if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
       }
       return;
     }
@@ -555,7 +659,9 @@ struct tile_scorer {
       if (folded) row_e4m3<true>(o, i, e0, e1);
       else row_e4m3<false>(o, i, e0, e1);
       quad_sum(e0, e1);
-      if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? (kf0 != 0.0f ? p0 * kf0 : e0) : (kf1 != 0.0f ? p1 * kf1 : e1));
+      const float g = row_scale[i];
+      if (t < 2)
+        out(i, t == 0 ? r0 : r1, t == 0 ? (kf0 != 0.0f ? p0 * g * kf0 : e0) : (kf1 != 0.0f ? p1 * g * kf1 : e1));
     }
   }
 };

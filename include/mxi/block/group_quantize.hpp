@@ -62,16 +62,18 @@ struct quantized_block {
 /// Quantizes the block held by this lane's group (see the file comment).
 MXI_DEVICE quantized_block group_quantize(const float (&x)[4], format::scale_rule rule) {
   constexpr int g = quantize_group_lanes;
-  // Largest magnitude, with a non-finite element read as +inf (no finite magnitude reaches it).
-  float amax = 0.0f;
-  for (int j = 0; j < 4; ++j) amax = fmaxf(amax, isfinite(x[j]) ? fabsf(x[j]) : INFINITY);
-  for (int m = 1; m < g; m *= 2) amax = fmaxf(amax, platform::group_shuffle_xor<g>(amax, m));
-  const bool finite = amax != INFINITY;
-  const int e = finite ? format::block_exponent(amax, rule) : 0;
+  // Largest magnitude as bits: for non-negative floats the integer order is the float order, and
+  // every NaN lies above infinity, so one integer max finds amax and whether the block is finite.
+  uint32_t amax = 0;
+  for (int j = 0; j < 4; ++j) amax = max(amax, bit_cast<uint32_t>(x[j]) & 0x7FFFFFFFu);
+  for (int m = 1; m < g; m *= 2) amax = max(amax, platform::group_shuffle_xor<g>(amax, m));
+  const bool finite = amax < 0x7F800000u;
+  const int e = finite ? format::block_exponent_from_bits(amax, rule) : 0;
   uint32_t half = 0;  // this lane's 2 packed bytes
   if (finite) {
     const float inverse_scale = format::decode_e8m0(static_cast<uint8_t>(127 - e));
-    for (int j = 0; j < 4; ++j) half |= static_cast<uint32_t>(format::encode_e2m1(x[j] * inverse_scale)) << (4 * j);
+    for (int j = 0; j < 4; ++j)
+      half |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale)) << (4 * j);
   }
   // Lanes 2w and 2w + 1 make word w; the first lane gathers the four words.
   const uint32_t word = half | (platform::group_shuffle_xor<g>(half, 1) << 16);
@@ -82,6 +84,33 @@ MXI_DEVICE quantized_block group_quantize(const float (&x)[4], format::scale_rul
   b.packed.w = platform::group_shuffle_idx<g>(word, 6);
   b.scale = finite ? static_cast<uint8_t>(e + 127) : format::nan_scale;
   return b;
+}
+
+/// Quantizes rows of `row_elems` elements (a multiple of 32, at most 4 * Threads), `row_elems / 4`
+/// lanes a row, Rows rows a thread at a stride of the block's row count, so that each thread has
+/// Rows loads in flight before it quantizes; calls store(row, block, quantized_block) on each
+/// block's first lane. Every thread of the block calls it.
+template <int Threads, int Rows, class Store>
+MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row_elems, int64_t first_row,
+                              format::scale_rule rule, Store&& store) {
+  const int row_lanes = row_elems / 4;
+  const int block_rows = Threads / row_lanes;
+  const int slot = static_cast<int>(threadIdx.x) / row_lanes, lane = static_cast<int>(threadIdx.x) % row_lanes;
+  float x[Rows][4];
+  bool live[Rows];
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const int64_t row = first_row + static_cast<int64_t>(r) * block_rows + slot;
+    live[r] = slot < block_rows && row < num_rows;
+    x[r][0] = x[r][1] = x[r][2] = x[r][3] = 0.0f;
+    if (live[r]) src.load4(row * row_elems + 4 * lane, x[r]);
+  }
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const quantized_block q = group_quantize(x[r], rule);
+    if (live[r] && lane % quantize_group_lanes == 0)
+      store(first_row + static_cast<int64_t>(r) * block_rows + slot, lane / quantize_group_lanes, q);
+  }
 }
 
 #endif  // MXI_GPU_COMPILER

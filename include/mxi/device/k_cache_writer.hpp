@@ -1,6 +1,6 @@
 // K-cache writer and its sibling the Q quantizer share one job: quantize rows of fp32 or bf16 into
-// MXFP4 blocks, bit for bit what the host's format::quantize_block gives (block/group_quantize.hpp:
-// 8 lanes a block, coalesced loads). Writer: k [N][D], row i written at slot_mapping[i]
+// MXFP4 blocks, bit for bit what the host's format::quantize_block gives (block::quantize_rows:
+// 8 lanes a block, coalesced loads, two rows a thread). Writer: k [N][D], row i written at slot_mapping[i]
 // (page * BS + offset) in the cache's layout; -1 skips the row, any other slot outside
 // [0, NB * BS) is skipped and raises device_error_slot_mapping.
 #pragma once
@@ -45,36 +45,50 @@ platform::error_t with_quantize_threads(F&& f) {
   });
 }
 
-/// Blocks of `threads` that cover `lanes` lanes.
-inline unsigned quantize_blocks(int64_t lanes, int threads) {
-  return static_cast<unsigned>((lanes + threads - 1) / threads);
+/// Rows each thread of the quantizers takes (block::quantize_rows): loads in flight a thread.
+inline constexpr int quantize_rows_a_thread = 2;
+
+/// Blocks of `threads` that cover `num_rows` rows of `row_elems` elements.
+inline unsigned quantize_blocks(int64_t num_rows, int row_elems, int threads) {
+  const int64_t rows = static_cast<int64_t>(threads / (row_elems / 4)) * quantize_rows_a_thread;
+  return static_cast<unsigned>((num_rows + rows - 1) / rows);
+}
+
+/// First row of this block (quantize_blocks' layout).
+template <int Threads>
+MXI_DEVICE int64_t quantize_first_row(int row_elems) {
+  return static_cast<int64_t>(blockIdx.x) * (Threads / (row_elems / 4)) * quantize_rows_a_thread;
 }
 
 template <int Threads, class Layout>
 __global__ __launch_bounds__(Threads) void write_k_cache_kernel(k_cache_write_problem p,
                                                                 uint32_t* error_word) {
-  const int chunks = p.head_dim / format::block_elems;
-  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t b = lane / block::quantize_group_lanes;  // (token, chunk) block of k
-  const int part = static_cast<int>(lane % block::quantize_group_lanes);
-  const bool live = b < p.num_tokens * chunks;
-  float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (live) p.k.load4(b * format::block_elems + 4 * part, x);
-  const block::quantized_block q = block::group_quantize(x, p.rule);
-  if (!live || part != 0) return;
-  const int64_t token = b / chunks;
-  const int chunk = static_cast<int>(b % chunks);
-  const int64_t slot = p.slot_mapping[token];
-  if (slot == -1) return;
-  if (slot < 0 || slot >= p.num_pages * p.block_size) {
-    if (chunk == 0 && error_word) atomicOr(error_word, device_error_slot_mapping);
-    return;
-  }
   const layout::page_shape shape{p.block_size, p.head_dim};
-  uint8_t* page = p.cache + layout::page_offset(slot / p.block_size, p.page_stride);
-  const int offset = static_cast<int>(slot % p.block_size);
-  *reinterpret_cast<uint4*>(page + Layout::value_offset(shape, offset, chunk)) = q.packed;
-  page[Layout::scale_offset(shape, offset, chunk)] = q.scale;
+  const int64_t slots = p.num_pages * p.block_size;
+  block::quantize_rows<Threads, quantize_rows_a_thread>(
+      p.k, p.num_tokens, p.head_dim, quantize_first_row<Threads>(p.head_dim), p.rule,
+      [&](int64_t token, int chunk, const block::quantized_block& q) {
+        const int64_t slot = p.slot_mapping[token];
+        if (slot == -1) return;
+        if (slot < 0 || slot >= slots) {
+          if (chunk == 0 && error_word) atomicOr(error_word, device_error_slot_mapping);
+          return;
+        }
+        // Slots of real caches fit 32 bits, whose division is a few instructions (64-bit: ~70).
+        int64_t page;
+        int offset;
+        if (slot <= UINT32_MAX) {
+          const uint32_t s = static_cast<uint32_t>(slot), bs = static_cast<uint32_t>(p.block_size);
+          page = s / bs;
+          offset = static_cast<int>(s % bs);
+        } else {
+          page = slot / p.block_size;
+          offset = static_cast<int>(slot % p.block_size);
+        }
+        uint8_t* base = p.cache + layout::page_offset(page, p.page_stride);
+        *reinterpret_cast<uint4*>(base + Layout::value_offset(shape, offset, chunk)) = q.packed;
+        base[Layout::scale_offset(shape, offset, chunk)] = q.scale;
+      });
 }
 
 }  // namespace detail
@@ -82,13 +96,12 @@ __global__ __launch_bounds__(Threads) void write_k_cache_kernel(k_cache_write_pr
 /// Writes the rows; `error_word` may be null.
 inline platform::error_t launch_k_cache_write(const k_cache_write_problem& p, cache_layout kind,
                                               uint32_t* error_word, platform::stream_t stream) {
-  const int64_t lanes = p.num_tokens * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
-  if (lanes == 0) return platform::success;
+  if (p.num_tokens == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
     layout::dispatch(kind, [&](auto l) {
       detail::write_k_cache_kernel<n, decltype(l)>
-          <<<detail::quantize_blocks(lanes, n), n, 0, stream>>>(p, error_word);
+          <<<detail::quantize_blocks(p.num_tokens, p.head_dim, n), n, 0, stream>>>(p, error_word);
     });
     return platform::last_error();
   });

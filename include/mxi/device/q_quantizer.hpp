@@ -1,5 +1,5 @@
 // Q quantizer: q [T][H][D] (fp32 or bf16) into q_values [T][H][D/2] and q_scales [T][H][D/32],
-// 8 lanes a 32-element block (block/group_quantize.hpp: bit-exact with the CPU).
+// 8 lanes a 32-element block, two rows a thread (block::quantize_rows: bit-exact with the CPU).
 #pragma once
 
 #include <cstdint>
@@ -25,26 +25,23 @@ namespace detail {
 
 template <int Threads>
 __global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
-  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t b = lane / block::quantize_group_lanes;
-  const int part = static_cast<int>(lane % block::quantize_group_lanes);
-  const bool live = b < p.num_rows * (p.head_dim / format::block_elems);
-  float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (live) p.q.load4(b * format::block_elems + 4 * part, x);
-  const block::quantized_block q = block::group_quantize(x, p.rule);
-  if (!live || part != 0) return;
-  p.scales[b] = q.scale;
-  *reinterpret_cast<uint4*>(p.values + b * format::block_bytes) = q.packed;
+  const int chunks = p.head_dim / format::block_elems;
+  block::quantize_rows<Threads, quantize_rows_a_thread>(
+      p.q, p.num_rows, p.head_dim, quantize_first_row<Threads>(p.head_dim), p.rule,
+      [&](int64_t row, int chunk, const block::quantized_block& q) {
+        const int64_t b = row * chunks + chunk;
+        p.scales[b] = q.scale;
+        *reinterpret_cast<uint4*>(p.values + b * format::block_bytes) = q.packed;
+      });
 }
 
 }  // namespace detail
 
 inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform::stream_t stream) {
-  const int64_t lanes = p.num_rows * (p.head_dim / format::block_elems) * block::quantize_group_lanes;
-  if (lanes == 0) return platform::success;
+  if (p.num_rows == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n><<<detail::quantize_blocks(lanes, n), n, 0, stream>>>(p);
+    detail::quantize_q_kernel<n><<<detail::quantize_blocks(p.num_rows, p.head_dim, n), n, 0, stream>>>(p);
     return platform::last_error();
   });
 }

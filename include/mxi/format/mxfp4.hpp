@@ -80,6 +80,38 @@ MXI_HOST_DEVICE int block_exponent(float amax, scale_rule rule) {
   return e < -127 ? -127 : (e > 127 ? 127 : e);
 }
 
+// The same two steps from a float's bits, for the GPU quantizers (block/group_quantize.hpp),
+// where block_exponent's double arithmetic and encode_e2m1's comparison chain cost more
+// instructions than the bytes take to move. Equal to them for every input (test_format_mxfp4).
+
+/// block_exponent of the finite amax >= 0 whose bits are `amax_bits`.
+MXI_HOST_DEVICE int block_exponent_from_bits(uint32_t amax_bits, scale_rule rule) {
+  int e;
+  if (rule == scale_rule::ceil) {
+    // amax = m * 2^E, m in [1, 2): 6 * 2^e >= amax first at e = E - 2, or E - 1 when m > 1.5.
+    const uint32_t floored = amax_bits < 0x01C00000u ? 0x01C00000u : amax_bits;  // 6 * 2^-126
+    e = static_cast<int>(floored >> 23) - 129 + ((floored & 0x7FFFFFu) > 0x400000u ? 1 : 0);
+  } else {
+    // Zero and subnormals (exponent field 0) clamp to -127 as floor(log2 amax) - 2 does.
+    e = static_cast<int>(amax_bits >> 23) - 129;
+  }
+  return e < -127 ? -127 : (e > 127 ? 127 : e);
+}
+
+/// encode_e2m1 by rounding: |scaled| plus 2^22, 2^23 or 2^24 (for magnitudes below 2, below 4,
+/// and above) rounds it once, to nearest even, onto the E2M1 grid's spacing there (0.5, 1, 2), so
+/// the sum's low bits count grid steps; codes above 7 saturate.
+MXI_HOST_DEVICE uint8_t encode_e2m1_by_rounding(float scaled) {
+  const uint32_t bits = bit_cast<uint32_t>(scaled);
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  int binade = static_cast<int>(magnitude >> 23) - 127;  // 0: below 2, 1: [2, 4), 2: 4 and up
+  binade = binade < 0 ? 0 : (binade > 2 ? 2 : binade);
+  const uint32_t magic = 0x4A800000u + (static_cast<uint32_t>(binade) << 23);  // 2^(22 + binade)
+  const float rounded = bit_cast<float>(magnitude) + bit_cast<float>(magic);
+  const uint32_t code = bit_cast<uint32_t>(rounded) - magic + 2u * static_cast<uint32_t>(binade);
+  return static_cast<uint8_t>((code < 7u ? code : 7u) | ((bits >> 28) & 8u));
+}
+
 /// Quantizes one block of 32 values into 16 packed bytes; returns the E8M0 scale byte. A block
 /// holding a NaN or an infinity gets scale 255 and zero codes.
 template <class Load>

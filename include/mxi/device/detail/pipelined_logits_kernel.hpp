@@ -41,6 +41,14 @@ struct pipelined_logits_config {
   static constexpr int consumers = Consumers;
   static constexpr int stages = Consumers == 3 ? 12 : 8;
   static constexpr int threads = arch::sm90::warpgroup_threads * (1 + consumers);
+  /// Registers a thread: the block's share of the SM's 64K at launch (one block an SM), then the
+  /// producer's gives most of its own to the consumers, which hold the accumulators.
+  static constexpr int launch_registers = (65536 / threads) / 8 * 8 < 255 ? (65536 / threads) / 8 * 8 : 255;
+  static constexpr int producer_registers = 56;
+  static constexpr int consumer_share =
+      (launch_registers * threads - producer_registers * arch::sm90::warpgroup_threads) /
+      (consumers * arch::sm90::warpgroup_threads) / 8 * 8;
+  static constexpr int consumer_registers = consumer_share < 256 ? consumer_share : 256;
 };
 
 /// Dynamic shared memory, in order: the stages (a page tile, what prepare_key wrote for its keys,
@@ -103,6 +111,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
   item_walk walk(num_items);
 
   if (warpgroup == 0) {
+    arch::sm90::set_registers<config::producer_registers, false>();
     if (warp == 0 || warp == 3) {  // the copies: warp 0 even tiles, warp 3 odd ones, each a whole warp
       const uint32_t mine = warp == 0 ? 0u : 1u;
       auto* pages = reinterpret_cast<int32_t*>(smem + smem_t::pages_offset) + mine * smem_t::max_pages;
@@ -152,6 +161,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
   }
 
   // Consumer c takes the tiles j with j % consumers == c.
+  arch::sm90::set_registers<config::consumer_registers, true>();
   const int c = warpgroup - 1;
   scorer_t scorer;
   void* scratch = smem + smem_t::scratch_offset + c * smem_t::scratch_stride(group);
