@@ -307,11 +307,13 @@ struct tile_scorer {
 
   /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks + the bias chunk][cols
   /// / 8][2][8][16 bytes], B e4m3 [blocks][...] alike, the integer path's scaled weights [cols],
-  /// e4m3 path weights [cols], query scales [blocks][cols] (unfolded e4m3 path), 4 warp flags,
-  /// each 32 columns' weight exponent range [cols / 32] x {max, min}, and each row's 2^(149 - k).
+  /// e4m3 path weights [cols], 4 warp flags, each 32 columns' weight exponent range [cols / 32] x
+  /// {max, min}, and each row's 2^(149 - k). The unfolded e4m3 path's query scales [blocks][cols]
+  /// take the bias chunk's place: rows that take the integer path fold (their scales span at most
+  /// 2^3), so the two are never used at once.
   static constexpr int int_chunks = blocks + 1;
   static constexpr int scratch_bytes(int rows) {
-    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8 + blocks * 4) + 16 + rows * Heads / 32 * 8 + max_rows * 4;
+    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8) + 16 + rows * Heads / 32 * 8 + max_rows * 4;
   }
   /// A row takes the integer path only if its nonzero scaled weights span at most 2^103 (file
   /// comment: they must fit [2^23, 2^127)).
@@ -337,11 +339,11 @@ struct tile_scorer {
     rows = rows_;
     cols = rows * Heads;
     auto* bint = static_cast<unsigned char*>(scratch);
+    auto* qs = reinterpret_cast<float*>(bint + cols * blocks * 32);  // or the bias chunk
     unsigned char* b8 = bint + cols * int_chunks * 32;
     auto* wi = reinterpret_cast<float*>(b8 + cols * blocks * 32);
     float* w8 = wi + cols;
-    float* qs = w8 + cols;
-    auto* flags = reinterpret_cast<uint32_t*>(qs + blocks * cols);
+    auto* flags = reinterpret_cast<uint32_t*>(w8 + cols);
     auto* spans = reinterpret_cast<int2*>(flags + 4);  // [cols / 32] {max, min} weight exponents
     auto* scales = reinterpret_cast<float*>(spans + cols / 32);
     constexpr int no_weight = 1024;  // the span of 32 zero weights: {-1024, 1024}
@@ -417,7 +419,7 @@ struct tile_scorer {
       auto* dst = reinterpret_cast<uint4*>(b8 + b * cols * 32 + (c / 8) * sbo + (c % 8) * 16);
       dst[0] = make_uint4(x[0].lo, x[1].lo, x[2].lo, x[3].lo);              // k slots 0..15
       dst[lbo / 16] = make_uint4(x[0].hi, x[1].hi, x[2].hi, x[3].hi);      // k slots 16..31
-      qs[b * cols + c] = h < heads ? format::decode_e8m0(static_cast<uint8_t>(e)) : 0.0f;
+      if (!integer) qs[b * cols + c] = h < heads ? format::decode_e8m0(static_cast<uint8_t>(e)) : 0.0f;
       if (b == 0) w8[c] = folded ? wc * format::decode_e8m0(static_cast<uint8_t>(span.high)) : wc;
       if (integer) {
         // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).

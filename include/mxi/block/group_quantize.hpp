@@ -87,29 +87,34 @@ MXI_DEVICE quantized_block group_quantize(const float (&x)[4], format::scale_rul
 }
 
 /// Quantizes rows of `row_elems` elements (a multiple of 32, at most 4 * Threads), `row_elems / 4`
-/// lanes a row, Rows rows a thread at a stride of the block's row count, so that each thread has
-/// Rows loads in flight before it quantizes; calls store(row, block, quantized_block) on each
-/// block's first lane. Every thread of the block calls it.
-template <int Threads, int Rows, class Store>
+/// lanes a row, Rows rows a thread at a stride of the block's row count. Each thread issues its
+/// Rows loads and asks `dest.locate(row)` where each row goes (the writer loads its slot there)
+/// before it quantizes, so that all those loads are in flight together; then it calls
+/// `dest.store(place, block, quantized_block)` on each block's first lane. Every thread of the
+/// block calls it.
+template <int Threads, int Rows, class Destination>
 MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row_elems, int64_t first_row,
-                              format::scale_rule rule, Store&& store) {
+                              format::scale_rule rule, const Destination& dest) {
   const int row_lanes = row_elems / 4;
   const int block_rows = Threads / row_lanes;
   const int slot = static_cast<int>(threadIdx.x) / row_lanes, lane = static_cast<int>(threadIdx.x) % row_lanes;
   float x[Rows][4];
   bool live[Rows];
+  decltype(dest.locate(int64_t{0})) place[Rows];
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
     const int64_t row = first_row + static_cast<int64_t>(r) * block_rows + slot;
     live[r] = slot < block_rows && row < num_rows;
     x[r][0] = x[r][1] = x[r][2] = x[r][3] = 0.0f;
-    if (live[r]) src.load4(row * row_elems + 4 * lane, x[r]);
+    if (live[r]) {
+      src.load4(row * row_elems + 4 * lane, x[r]);
+      place[r] = dest.locate(row);
+    }
   }
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
     const quantized_block q = group_quantize(x[r], rule);
-    if (live[r] && lane % quantize_group_lanes == 0)
-      store(first_row + static_cast<int64_t>(r) * block_rows + slot, lane / quantize_group_lanes, q);
+    if (live[r] && lane % quantize_group_lanes == 0) dest.store(place[r], lane / quantize_group_lanes, q);
   }
 }
 
