@@ -298,8 +298,10 @@ void prefill(benchmark::State& state) {
   state.counters["workspace_MiB"] = static_cast<double>(b.workspace.bytes()) / (1 << 20);
 }
 
-/// Args: tokens, bf16 input. Slots a random permutation of a cache of exactly that many tokens.
-void write_cache(benchmark::State& state) {
+/// Args: tokens, bf16 input. Slots of a cache of exactly that many tokens: a random permutation
+/// of its tokens (write_cache: the scattered writes of decode steps, the worst case) or of its
+/// 64-token pages, tokens in order within each (write_cache_pages: a prefill's writes).
+void write_cache_slots(benchmark::State& state, bool whole_pages) {
   if (!testing::gpu_present()) return state.SkipWithError("no GPU");
   const int64_t n = state.range(0);
   const bool bf16 = state.range(1) != 0;
@@ -322,11 +324,18 @@ void write_cache(benchmark::State& state) {
     }
     k.upload(bytes);
   }
-  std::vector<int64_t> slots(static_cast<size_t>(n));
-  std::iota(slots.begin(), slots.end(), 0);
-  std::shuffle(slots.begin(), slots.end(), std::mt19937(5));
-  device_buffer<int64_t> slots_d(slots);
   const int64_t pages = (n + 63) / 64;
+  std::vector<int64_t> slots(static_cast<size_t>(n));
+  if (whole_pages) {
+    std::vector<int64_t> order(static_cast<size_t>(pages));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(5));
+    for (int64_t i = 0; i < n; ++i) slots[i] = order[i / 64] * 64 + i % 64;
+  } else {
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), std::mt19937(5));
+  }
+  device_buffer<int64_t> slots_d(slots);
   device_buffer<uint8_t> cache(static_cast<size_t>(pages) * 64 * 68);
   k_cache_write_args a;
   a.k = k.data();
@@ -341,6 +350,9 @@ void write_cache(benchmark::State& state) {
   const double bytes = static_cast<double>(n) * (128 * elem + 68 + 8);
   state.counters["in+out_GB/s"] = bytes / t * 1e-9;
 }
+
+void write_cache(benchmark::State& state) { write_cache_slots(state, false); }
+void write_cache_pages(benchmark::State& state) { write_cache_slots(state, true); }
 
 /// Args: tokens, heads. fp32 input.
 void quantize(benchmark::State& state) {
@@ -414,6 +426,10 @@ BENCHMARK(prefill)
     ->ArgNames({"T", "mml"})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(write_cache)
+    ->Args({2 * mib, 0})->Args({2 * mib, 1})
+    ->ArgNames({"tokens", "bf16"})
+    ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK(write_cache_pages)
     ->Args({2 * mib, 0})->Args({2 * mib, 1})
     ->ArgNames({"tokens", "bf16"})
     ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);

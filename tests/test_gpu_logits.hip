@@ -455,7 +455,8 @@ float from_bf16(uint16_t b) { return bit_cast<float>(static_cast<uint32_t>(b) <<
 
 TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quantize]") {
   REQUIRE_GPU();
-  const int64_t t = 37, h = 16, d = 128;
+  // D 128, and 32, 96, 512: 8, 24 (a block's rows leave lanes idle) and 128 lanes a row.
+  const int64_t t = 37, h = 16, d = GENERATE(128, 32, 96, 512);
   const std::vector<float> x = random_rows(static_cast<size_t>(t * h * d), 5);
   std::vector<uint16_t> xb(x.size());
   for (size_t i = 0; i < x.size(); ++i) xb[i] = to_bf16(x[i]);
@@ -467,6 +468,7 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
       device::q_quantize_problem p;
       p.q = {bf16 ? static_cast<const void*>(dxb.data()) : dx.data(), bf16};
       p.num_rows = t * h;
+      p.head_dim = static_cast<int>(d);
       p.values = values.data();
       p.scales = scales.data();
       p.rule = rule;
@@ -482,7 +484,7 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
 
 TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][writer]") {
   REQUIRE_GPU();
-  const int n = 90, d = 128;
+  const int n = 90, d = GENERATE(128, 32, 96, 512);
   const std::vector<float> drawn = random_rows(static_cast<size_t>(n * d), 9);
   std::vector<uint16_t> xb(drawn.size());
   for (size_t i = 0; i < drawn.size(); ++i) xb[i] = to_bf16(drawn[i]);
@@ -492,7 +494,7 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
         std::vector<float> x(drawn);  // what the writer sees: bf16 widens exactly
         if (bf16)
           for (size_t i = 0; i < x.size(); ++i) x[i] = from_bf16(xb[i]);
-        const int64_t pages = 8, stride = bs * 68 + 32;  // 128+ slots for 90 rows
+        const int64_t pages = 8, stride = bs * (d / 2 + d / 32) + 32;  // 128+ slots for 90 rows
         std::vector<int64_t> slots(n);
         std::vector<int64_t> free_slots(static_cast<size_t>(pages * bs));
         for (int64_t i = 0; i < pages * bs; ++i) free_slots[i] = i;
@@ -515,16 +517,20 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
         p.num_pages = pages;
         p.page_stride = stride;
         p.block_size = bs;
+        p.head_dim = d;
         gpu_check(device::launch_k_cache_write(p, layout, err.data(), nullptr), "write");
         const layout::page_shape shape{bs, d};
         for (int i = 0; i < n; ++i) {
           if (slots[i] < 0 || slots[i] >= pages * bs) continue;
-          uint8_t v[64], sc[4];
-          format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v, sc, format::scale_rule::ceil);
+          std::vector<uint8_t> v(d / 2), sc(d / 32);
+          format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v.data(), sc.data(),
+                               format::scale_rule::ceil);
           uint8_t* page = cache.data() + slots[i] / bs * stride;
-          layout::dispatch(layout, [&](auto l) { layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v, sc); });
+          layout::dispatch(layout, [&](auto l) {
+            layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v.data(), sc.data());
+          });
         }
-        INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16);
+        INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16 << " d " << d);
         CHECK(dcache.download() == cache);
         CHECK(err.download()[0] == device_error_slot_mapping);
       }

@@ -34,8 +34,9 @@ def label(name):
         return f"candidate {f['batch']} x {f['ctx'] // 1024}K, pool {f['ncb']} x 8"
     if kind == "prefill":
         return f"prefill {f['T'] // 1024}K causal"
-    if kind == "write_cache":
-        return f"write_k_cache {f['tokens'] / 2**20:.1f}M tokens {'bf16' if f['bf16'] else 'fp32'}"
+    if kind in ("write_cache", "write_cache_pages"):
+        slots = ", whole pages shuffled" if kind == "write_cache_pages" else ", tokens shuffled"
+        return f"write_k_cache {f['tokens'] / 2**20:.1f}M tokens {'bf16' if f['bf16'] else 'fp32'}{slots}"
     if kind == "quantize":
         return f"quantize_q {f['tokens']} x {f['heads']} x 128"
     return name
