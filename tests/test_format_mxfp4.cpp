@@ -236,7 +236,8 @@ TEST_CASE("The GPU quantizers' bitwise exponent and encode equal block_exponent 
   for (uint32_t top = 0; top < (1u << 20); ++top)
     for (uint32_t low : low_bits)
       for (uint32_t sign : {0u, 0x80000000u}) compare(sign | (top << 12) | low);
-  const double grid[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0};
+  const double grid[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0,
+                         2.5,  3.0, 3.5,  4.0, 5.0,  6.0, 7.0,  8.0};
   for (double g : grid)
     for (int k = -1; k <= 3; ++k) {
       const uint32_t at = mxi::bit_cast<uint32_t>(static_cast<float>(std::ldexp(g, k)));

@@ -523,11 +523,12 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
         for (int i = 0; i < n; ++i) {
           if (slots[i] < 0 || slots[i] >= pages * bs) continue;
           std::vector<uint8_t> v(d / 2), sc(d / 32);
-          format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d, v.data(), sc.data(),
-                               format::scale_rule::ceil);
+          format::quantize_row([&](int e) { return x[static_cast<size_t>(i) * d + e]; }, d,
+                               v.data(), sc.data(), format::scale_rule::ceil);
           uint8_t* page = cache.data() + slots[i] / bs * stride;
           layout::dispatch(layout, [&](auto l) {
-            layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v.data(), sc.data());
+            layout::write_token<decltype(l)>(page, shape, static_cast<int>(slots[i] % bs), v.data(),
+                                             sc.data());
           });
         }
         INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16 << " d " << d);

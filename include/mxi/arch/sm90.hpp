@@ -114,10 +114,13 @@ MXI_DEVICE void warpgroup_sync() {
 /// hands them back to the block's pool, more waits until the pool holds them.
 template <int Count, bool Increase>
 MXI_DEVICE void set_registers() {
-  static_assert(Count % 8 == 0 && Count >= 24 && Count <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+  static_assert(Count % 8 == 0 && Count >= 24 && Count <= 256,
+                "setmaxnreg: a multiple of 8 in [24, 256]");
 #if MXI_ARCH_SM90_WGMMA
-  if constexpr (Increase) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Count));
-  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Count));
+  if constexpr (Increase)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Count));
+  else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Count));
 #endif
 }
 /// Shared-memory matrix descriptor, no swizzle: start address, LBO (K direction) and SBO (M/N
@@ -241,7 +244,8 @@ MXI_DEVICE float fma_subnormal(float a, float b, float c) {
 /// The A operand of the bias wgmma: byte 1 in K slot 0, 255 in the other 31 (so any |n| <= 127 +
 /// 255 * 31 * 127 is one column of s8 B: bias_column_word).
 MXI_DEVICE void bias_operand(uint32_t (&a)[4]) {
-  const uint32_t first = (threadIdx.x & 3) == 0 ? 0xFFFFFF01u : 0xFFFFFFFFu;  // slot 0: thread t = 0
+  const uint32_t first =
+      (threadIdx.x & 3) == 0 ? 0xFFFFFF01u : 0xFFFFFFFFu;  // slot 0: thread t = 0
   a[0] = first;
   a[1] = first;
   a[2] = 0xFFFFFFFFu;
@@ -258,7 +262,9 @@ MXI_DEVICE uint32_t bias_column_word(int32_t n, int q) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int slot = 4 * q + i;
-    const int32_t v = slot == 0 ? residue : base + (slot <= (extra < 0 ? -extra : extra) ? (extra < 0 ? -1 : 1) : 0);
+    const int32_t v =
+        slot == 0 ? residue
+                  : base + (slot <= (extra < 0 ? -extra : extra) ? (extra < 0 ? -1 : 1) : 0);
     word |= (static_cast<uint32_t>(v) & 0xFFu) << (8 * i);
   }
   return word;
@@ -313,7 +319,8 @@ struct tile_scorer {
   /// 2^3), so the two are never used at once.
   static constexpr int int_chunks = blocks + 1;
   static constexpr int scratch_bytes(int rows) {
-    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8) + 16 + rows * Heads / 32 * 8 + max_rows * 4;
+    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8) + 16 + rows * Heads / 32 * 8 +
+           max_rows * 4;
   }
   /// A row takes the integer path only if its nonzero scaled weights span at most 2^103 (file
   /// comment: they must fit [2^23, 2^127)).
@@ -353,7 +360,8 @@ struct tile_scorer {
       int top = -no_weight, bottom = no_weight;
       if (h < heads) {
         const int64_t head = static_cast<int64_t>(i) * heads + h;
-        const scale_span span = scale_span_of(*reinterpret_cast<const uint32_t*>(q_scales + head * blocks));
+        const scale_span span =
+            scale_span_of(*reinterpret_cast<const uint32_t*>(q_scales + head * blocks));
         fits8 = fits8 && span.high != 255u && span.high - span.low <= 8u;
         const float w = fabsf(weights[head]);
         const int8_fold fold = int8_fold_of(span);
@@ -372,7 +380,8 @@ struct tile_scorer {
     }
     const bool warp_fits8 = platform::all<wave_size>(fits8);
     const bool warp_fits_int = platform::all<wave_size>(fits_int);
-    if (tid % wave_size == 0) flags[tid / wave_size] = (warp_fits8 ? 1u : 0u) | (warp_fits_int ? 2u : 0u);
+    if (tid % wave_size == 0)
+      flags[tid / wave_size] = (warp_fits8 ? 1u : 0u) | (warp_fits_int ? 2u : 0u);
     warpgroup_sync();
     const uint32_t all = flags[0] & flags[1] & flags[2] & flags[3];
     // Each row's weight exponents: k = 126 - top puts the largest below 2^127.
@@ -394,7 +403,8 @@ struct tile_scorer {
     integer = (all & 2u) != 0u && spread_fits;
 #pragma unroll
     for (int i = 0; i < max_rows; ++i)
-      if (tid == i) scales[i] = exp2_biased(static_cast<uint32_t>(150 + row_top[i]));  // 2^(23 + top)
+      if (tid == i)
+        scales[i] = exp2_biased(static_cast<uint32_t>(150 + row_top[i]));  // 2^(23 + top)
     for (int task = tid; task < cols * blocks; task += warpgroup_threads) {
       const int c = task / blocks, b = task % blocks;
       const int i = c / Heads, h = c % Heads;
@@ -419,7 +429,8 @@ struct tile_scorer {
       auto* dst = reinterpret_cast<uint4*>(b8 + b * cols * 32 + (c / 8) * sbo + (c % 8) * 16);
       dst[0] = make_uint4(x[0].lo, x[1].lo, x[2].lo, x[3].lo);              // k slots 0..15
       dst[lbo / 16] = make_uint4(x[0].hi, x[1].hi, x[2].hi, x[3].hi);      // k slots 16..31
-      if (!integer) qs[b * cols + c] = h < heads ? format::decode_e8m0(static_cast<uint8_t>(e)) : 0.0f;
+      if (!integer)
+        qs[b * cols + c] = h < heads ? format::decode_e8m0(static_cast<uint8_t>(e)) : 0.0f;
       if (b == 0) w8[c] = folded ? wc * format::decode_e8m0(static_cast<uint8_t>(span.high)) : wc;
       if (integer) {
         // int8: word q of block b goes to chunk q, slot group b (4 bytes in each K half).
@@ -647,7 +658,8 @@ struct tile_scorer {
         row_integer(a, i, p0, p1);
         quad_sum(p0, p1);
         const float g = row_scale[i];
-        if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
+        if (t < 2)
+          out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
       }
       return;
     }
@@ -663,7 +675,8 @@ struct tile_scorer {
       quad_sum(e0, e1);
       const float g = row_scale[i];
       if (t < 2)
-        out(i, t == 0 ? r0 : r1, t == 0 ? (kf0 != 0.0f ? p0 * g * kf0 : e0) : (kf1 != 0.0f ? p1 * g * kf1 : e1));
+        out(i, t == 0 ? r0 : r1,
+            t == 0 ? (kf0 != 0.0f ? p0 * g * kf0 : e0) : (kf1 != 0.0f ? p1 * g * kf1 : e1));
     }
   }
 };

@@ -73,7 +73,8 @@ MXI_DEVICE quantized_block group_quantize(const float (&x)[4], format::scale_rul
   if (finite) {
     const float inverse_scale = format::decode_e8m0(static_cast<uint8_t>(127 - e));
     for (int j = 0; j < 4; ++j)
-      half |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale)) << (4 * j);
+      half |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale))
+              << (4 * j);
   }
   // Lanes 2w and 2w + 1 make word w; the first lane gathers the four words.
   const uint32_t word = half | (platform::group_shuffle_xor<g>(half, 1) << 16);
@@ -93,11 +94,12 @@ MXI_DEVICE quantized_block group_quantize(const float (&x)[4], format::scale_rul
 /// `dest.store(place, block, quantized_block)` on each block's first lane. Every thread of the
 /// block calls it.
 template <int Threads, int Rows, class Destination>
-MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row_elems, int64_t first_row,
-                              format::scale_rule rule, const Destination& dest) {
+MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row_elems,
+                              int64_t first_row, format::scale_rule rule, const Destination& dest) {
   const int row_lanes = row_elems / 4;
   const int block_rows = Threads / row_lanes;
-  const int slot = static_cast<int>(threadIdx.x) / row_lanes, lane = static_cast<int>(threadIdx.x) % row_lanes;
+  const int slot = static_cast<int>(threadIdx.x) / row_lanes,
+            lane = static_cast<int>(threadIdx.x) % row_lanes;
   float x[Rows][4];
   bool live[Rows];
   decltype(dest.locate(int64_t{0})) place[Rows];
@@ -114,7 +116,8 @@ MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
     const quantized_block q = group_quantize(x[r], rule);
-    if (live[r] && lane % quantize_group_lanes == 0) dest.store(place[r], lane / quantize_group_lanes, q);
+    if (live[r] && lane % quantize_group_lanes == 0)
+      dest.store(place[r], lane / quantize_group_lanes, q);
   }
 }
 

@@ -1,8 +1,8 @@
 // K-cache writer and its sibling the Q quantizer share one job: quantize rows of fp32 or bf16 into
 // MXFP4 blocks, bit for bit what the host's format::quantize_block gives (block::quantize_rows:
-// 8 lanes a block, coalesced loads, several rows a thread). Writer: k [N][D], row i written at slot_mapping[i]
-// (page * BS + offset) in the cache's layout; -1 skips the row, any other slot outside
-// [0, NB * BS) is skipped and raises device_error_slot_mapping.
+// 8 lanes a block, coalesced loads, several rows a thread). Writer: k [N][D], row i written at
+// slot_mapping[i] (page * BS + offset) in the cache's layout; -1 skips the row, any other slot
+// outside [0, NB * BS) is skipped and raises device_error_slot_mapping.
 #pragma once
 
 #include <cstdint>
@@ -95,8 +95,8 @@ template <int Threads, class Layout>
 __global__ __launch_bounds__(Threads) void write_k_cache_kernel(k_cache_write_problem p,
                                                                 uint32_t* error_word) {
   block::quantize_rows<Threads, write_rows_a_thread>(
-      p.k, p.num_tokens, p.head_dim, quantize_first_row<Threads, write_rows_a_thread>(p.head_dim), p.rule,
-      cache_slots_destination<Layout>{p, error_word});
+      p.k, p.num_tokens, p.head_dim, quantize_first_row<Threads, write_rows_a_thread>(p.head_dim),
+      p.rule, cache_slots_destination<Layout>{p, error_word});
 }
 
 }  // namespace detail
@@ -109,8 +109,8 @@ inline platform::error_t launch_k_cache_write(const k_cache_write_problem& p, ca
     constexpr int n = decltype(threads)::value;
     layout::dispatch(kind, [&](auto l) {
       detail::write_k_cache_kernel<n, decltype(l)>
-          <<<detail::quantize_blocks(p.num_tokens, p.head_dim, n, detail::write_rows_a_thread), n, 0,
-             stream>>>(p, error_word);
+          <<<detail::quantize_blocks(p.num_tokens, p.head_dim, n, detail::write_rows_a_thread), n,
+             0, stream>>>(p, error_word);
     });
     return platform::last_error();
   });

@@ -37,7 +37,8 @@ struct q_rows_destination {
 /// One row a thread: Q is small (a decode step's T x H rows), so the most threads win.
 template <int Threads>
 __global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
-  block::quantize_rows<Threads, 1>(p.q, p.num_rows, p.head_dim, quantize_first_row<Threads, 1>(p.head_dim), p.rule,
+  block::quantize_rows<Threads, 1>(p.q, p.num_rows, p.head_dim,
+                                   quantize_first_row<Threads, 1>(p.head_dim), p.rule,
                                    q_rows_destination{p});
 }
 
@@ -47,7 +48,8 @@ inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform
   if (p.num_rows == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n><<<detail::quantize_blocks(p.num_rows, p.head_dim, n, 1), n, 0, stream>>>(p);
+    detail::quantize_q_kernel<n>
+        <<<detail::quantize_blocks(p.num_rows, p.head_dim, n, 1), n, 0, stream>>>(p);
     return platform::last_error();
   });
 }

@@ -43,7 +43,8 @@ struct pipelined_logits_config {
   static constexpr int threads = arch::sm90::warpgroup_threads * (1 + consumers);
   /// Registers a thread: the block's share of the SM's 64K at launch (one block an SM), then the
   /// producer's gives most of its own to the consumers, which hold the accumulators.
-  static constexpr int launch_registers = (65536 / threads) / 8 * 8 < 255 ? (65536 / threads) / 8 * 8 : 255;
+  static constexpr int launch_registers =
+      (65536 / threads) / 8 * 8 < 255 ? (65536 / threads) / 8 * 8 : 255;
   static constexpr int producer_registers = 56;
   static constexpr int consumer_share =
       (launch_registers * threads - producer_registers * arch::sm90::warpgroup_threads) /
