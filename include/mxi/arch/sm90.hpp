@@ -129,6 +129,12 @@ MXI_DEVICE uint64_t smem_descriptor(uint32_t address, uint32_t lbo, uint32_t sbo
   return static_cast<uint64_t>((address & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
          (static_cast<uint64_t>(sbo >> 4) << 32);
 }
+/// The descriptor from its two words: `low` (start field and LBO) varies from MMA to MMA, the
+/// high word (SBO) is a constant, so stepping the start is 32-bit arithmetic.
+template <uint32_t Sbo>
+MXI_DEVICE uint64_t smem_descriptor_of_low(uint32_t low) {
+  return static_cast<uint64_t>(low) | (static_cast<uint64_t>(Sbo >> 4) << 32);
+}
 
 /// d = A (64 keys x 32, e4m3, registers) * B (32 x 32 columns, e4m3, shared memory), f32,
 /// from zero (scale-d = 0: C is not read).
@@ -243,9 +249,8 @@ MXI_DEVICE float fma_subnormal(float a, float b, float c) {
 
 /// The A operand of the bias wgmma: byte 1 in K slot 0, 255 in the other 31 (so any |n| <= 127 +
 /// 255 * 31 * 127 is one column of s8 B: bias_column_word).
-MXI_DEVICE void bias_operand(uint32_t (&a)[4]) {
-  const uint32_t first =
-      (threadIdx.x & 3) == 0 ? 0xFFFFFF01u : 0xFFFFFFFFu;  // slot 0: thread t = 0
+MXI_DEVICE void bias_operand(uint32_t (&a)[4], int t) {
+  const uint32_t first = t == 0 ? 0xFFFFFF01u : 0xFFFFFFFFu;  // slot 0: thread t = 0 of a quad
   a[0] = first;
   a[1] = first;
   a[2] = 0xFFFFFFFFu;
@@ -326,8 +331,8 @@ struct tile_scorer {
   /// comment: they must fit [2^23, 2^127)).
   static constexpr int max_weight_spread = 103;
 
-  uint32_t b_int;  // shared addresses of the two B matrices
-  uint32_t b_e4m3;
+  uint32_t b_int_low;  // the integer B's descriptor, low word (start at column 0, chunk 0)
+  uint32_t b_e4m3;     // the e4m3 B's shared address
   const float* weight_int;
   const float* weight_e4m3;
   const float* q_scale;
@@ -468,7 +473,7 @@ struct tile_scorer {
     }
     fence_async_shared();
     warpgroup_sync();
-    b_int = static_cast<uint32_t>(__cvta_generic_to_shared(bint));
+    b_int_low = static_cast<uint32_t>(smem_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(bint)), lbo, sbo));
     b_e4m3 = static_cast<uint32_t>(__cvta_generic_to_shared(b8));
     weight_int = wi;
     weight_e4m3 = w8;
@@ -592,25 +597,25 @@ struct tile_scorer {
   /// by 2^(k - 149) (see the file comment).
   MXI_DEVICE void row_integer(const uint32_t (&a)[4][4], int i, float& p0, float& p1) const {
     const int t = static_cast<int>(threadIdx.x) & 3;
-    const uint32_t chunk_stride = static_cast<uint32_t>(cols) * 32u;
     uint32_t bias[4];
-    bias_operand(bias);
+    bias_operand(bias, t);
     p0 = 0.0f;
     p1 = 0.0f;
 #pragma unroll 1
     for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n) {
       // Descriptors differ only in their start field (address >> 4, 14 bits: shared memory ends
-      // below 2^18 bytes, so the sums never carry out of it).
-      const uint64_t desc = smem_descriptor(b_int, lbo, sbo) + static_cast<uint64_t>(col0 * 2);
-      const uint64_t chunk = chunk_stride >> 4;
+      // below 2^18 bytes, so the sums never carry out of it): 16-byte steps of a column's 16
+      // bytes and of a chunk's cols * 32.
+      const uint32_t low = b_int_low + static_cast<uint32_t>(col0) * 2u;
+      const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
       const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
       int32_t d[n / 2];
       wgmma_fence();
-      wgmma_u8s8<n, false>(d, bias, desc + blocks * chunk);  // -48 * column sum
-      wgmma_u8s8<n, true>(d, a[0], desc);
-      wgmma_u8s8<n, true>(d, a[1], desc + chunk);
-      wgmma_u8s8<n, true>(d, a[2], desc + 2 * chunk);
-      wgmma_u8s8<n, true>(d, a[3], desc + 3 * chunk);
+      wgmma_u8s8<n, false>(d, bias, smem_descriptor_of_low<sbo>(low + blocks * chunk));  // -48 * column sum
+      wgmma_u8s8<n, true>(d, a[0], smem_descriptor_of_low<sbo>(low));
+      wgmma_u8s8<n, true>(d, a[1], smem_descriptor_of_low<sbo>(low + chunk));
+      wgmma_u8s8<n, true>(d, a[2], smem_descriptor_of_low<sbo>(low + 2 * chunk));
+      wgmma_u8s8<n, true>(d, a[3], smem_descriptor_of_low<sbo>(low + 3 * chunk));
       wgmma_commit();
       wgmma_wait<0>();
       fence_operands(d);
