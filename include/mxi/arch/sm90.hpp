@@ -473,7 +473,8 @@ struct tile_scorer {
     }
     fence_async_shared();
     warpgroup_sync();
-    b_int_low = static_cast<uint32_t>(smem_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(bint)), lbo, sbo));
+    b_int_low = static_cast<uint32_t>(
+        smem_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(bint)), lbo, sbo));
     b_e4m3 = static_cast<uint32_t>(__cvta_generic_to_shared(b8));
     weight_int = wi;
     weight_e4m3 = w8;
@@ -611,7 +612,8 @@ struct tile_scorer {
       const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
       int32_t d[n / 2];
       wgmma_fence();
-      wgmma_u8s8<n, false>(d, bias, smem_descriptor_of_low<sbo>(low + blocks * chunk));  // -48 * column sum
+      wgmma_u8s8<n, false>(d, bias,
+                           smem_descriptor_of_low<sbo>(low + blocks * chunk));  // -48 * column sum
       wgmma_u8s8<n, true>(d, a[0], smem_descriptor_of_low<sbo>(low));
       wgmma_u8s8<n, true>(d, a[1], smem_descriptor_of_low<sbo>(low + chunk));
       wgmma_u8s8<n, true>(d, a[2], smem_descriptor_of_low<sbo>(low + 2 * chunk));
