@@ -18,6 +18,7 @@
 #include "mxi/arch/fp4_to_int8.hpp"
 #include "mxi/arch/generic.hpp"
 #include "mxi/arch/key_tile.hpp"
+#include "mxi/arch/sm90.hpp"
 #include "mxi/device/args_from_views.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
@@ -110,6 +111,71 @@ TEST_CASE("u8 key expands are 48 + 2 * code * 2^shift, every code and shift", "[
                                                (format::e2m1_twice_magnitude(code) << shift));
       }
     }
+}
+
+TEST_CASE("sm90 bias chunk: one 1 and 31 x 255 against its column give -48 x any column sum",
+          "[host][arch]") {
+  // Every n the bias can take (|column sum| <= 128 * 96): the words must hold s8 values and sum
+  // to n against the constant A of bias_operand.
+  const int32_t limit = arch::u8_key_bias * 128 * 96;
+  for (int32_t n = -limit; n <= limit; ++n) {
+    int64_t sum = 0;
+    bool in_range = true;
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t word = arch::sm90::bias_column_word(n, q);
+      for (int i = 0; i < 4; ++i) {
+        const int v = static_cast<int8_t>(word >> (8 * i));
+        in_range = in_range && v >= -127 && v <= 127;
+        sum += static_cast<int64_t>(4 * q + i == 0 ? 1 : 255) * v;
+      }
+    }
+    if (sum != n || !in_range)
+      FAIL("n = " << n << ": sum " << sum << (in_range ? "" : ", a byte out of range"));
+  }
+}
+
+TEST_CASE("sm90 integer epilogue: relu as a subnormal and a scaled weight give the unscaled bits",
+          "[host][arch]") {
+  // The claim of arch/sm90.hpp's file comment, on the host: for weights spanning up to 2^103
+  // scaled into [2^23, 2^127) and s32 dots within the fold's range, the fma chain on
+  // max(bits(dot), 0) times 2^(149 - k) has the bits of the fma chain on w * relu(dot).
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 0.125f);
+  std::uniform_int_distribution<int32_t> dot_of(-(1 << 21), 1 << 21);
+  std::uniform_int_distribution<int> exponent_of(-50, 53);
+  for (int trial = 0; trial < 20000; ++trial) {
+    float w[64];
+    int32_t dot[64];
+    for (int h = 0; h < 64; ++h) {
+      w[h] = trial % 4 == 0 ? std::ldexp(normal(rng) + 0.5f, exponent_of(rng)) : normal(rng);
+      if (trial % 7 == 0 && h % 9 == 0) w[h] = 0.0f;
+      dot[h] = h % 5 == 0 ? dot_of(rng) % 64 : dot_of(rng);
+    }
+    int top = -1000, bottom = 1000;
+    for (float x : w)
+      if (x != 0.0f) {
+        top = std::max(top, std::ilogb(x));
+        bottom = std::min(bottom, std::ilogb(x));
+      }
+    if (top - bottom > arch::sm90::tile_scorer<64>::max_weight_spread) continue;
+    // A third of the rows leave only their smallest weights a positive dot, so that the sum is
+    // made of the smallest scaled products (a scale that took them below 2^23 fails here).
+    if (trial % 3 == 0)
+      for (int h = 0; h < 64; ++h)
+        if (w[h] != 0.0f && std::ilogb(w[h]) > bottom + 4) dot[h] = -std::abs(dot[h]) - 1;
+    const int k = 126 - top;
+    float plain[2] = {0.0f, 0.0f}, scaled[2] = {0.0f, 0.0f};
+    for (int h = 0; h < 64; ++h) {
+      const float relu = static_cast<float>(std::max(dot[h], 0));
+      plain[h % 2] = std::fma(w[h], relu, plain[h % 2]);
+      const float subnormal = std::fmax(mxi::bit_cast<float>(dot[h]), 0.0f);
+      scaled[h % 2] = std::fma(std::ldexp(w[h], k), subnormal, scaled[h % 2]);
+    }
+    const float want = plain[0] + plain[1];
+    const float got = (scaled[0] + scaled[1]) * std::ldexp(1.0f, 149 - k);
+    if (mxi::bit_cast<uint32_t>(got) != mxi::bit_cast<uint32_t>(want))
+      FAIL("trial " << trial << ": " << got << " against " << want);
+  }
 }
 
 TEST_CASE("sign-replicating byte permute: bit 3 of a selector spreads the byte's bit 7",

@@ -259,7 +259,7 @@ MXI_DEVICE void bias_operand(uint32_t (&a)[4], int t) {
 
 /// K slots 4q .. 4q + 3 (q in [0, 8)) of the s8 B column that bias_operand turns into n: slot 0
 /// holds n's residue mod 255 in [-127, 127], slots 1 .. 31 share the quotient evenly.
-MXI_DEVICE uint32_t bias_column_word(int32_t n, int q) {
+MXI_HOST_DEVICE uint32_t bias_column_word(int32_t n, int q) {
   const int32_t quotient = (n >= 0 ? n + 127 : n - 127) / 255;
   const int32_t residue = n - 255 * quotient;
   const int32_t base = quotient / 31, extra = quotient - 31 * base;  // |extra| < 31, sign of n
