@@ -370,8 +370,9 @@ struct tile_scorer {
         fits8 = fits8 && span.high != 255u && span.high - span.low <= 8u;
         const float w = fabsf(weights[head]);
         const int8_fold fold = int8_fold_of(span);
-        fits_int = fits_int && fold.fits && (w == 0.0f || (w >= 0x1p-32f && w <= 0x1p32f));
-        if (fold.fits && w >= 0x1p-32f && w <= 0x1p32f) {  // exponent of w * 2^(low - 129)
+        const bool weight_in_range = w >= 0x1p-32f && w <= 0x1p32f;
+        fits_int = fits_int && fold.fits && (w == 0.0f || weight_in_range);
+        if (fold.fits && weight_in_range) {  // exponent of w * 2^(low - 129)
           top = static_cast<int>(__float_as_uint(w) >> 23) - 127 + static_cast<int>(fold.low) - 129;
           bottom = top;
         }

@@ -19,6 +19,12 @@ namespace mxi::block {
 
 inline constexpr int quantize_group_lanes = format::block_elems / 4;  ///< 8 lanes a block
 
+/// Rows of `row_elems` elements that a block of `threads` quantizes at once (quantize_rows:
+/// `row_elems / 4` lanes a row); times Rows, the rows a block takes.
+MXI_HOST_DEVICE constexpr int quantize_block_rows(int threads, int row_elems) {
+  return threads / (row_elems / 4);
+}
+
 /// A row of fp32 or bf16 values (bf16 widens exactly).
 struct float_source {
   const void* data;
@@ -97,7 +103,7 @@ template <int Threads, int Rows, class Destination>
 MXI_DEVICE void quantize_rows(const float_source& src, int64_t num_rows, int row_elems,
                               int64_t first_row, format::scale_rule rule, const Destination& dest) {
   const int row_lanes = row_elems / 4;
-  const int block_rows = Threads / row_lanes;
+  const int block_rows = quantize_block_rows(Threads, row_elems);
   const int slot = static_cast<int>(threadIdx.x) / row_lanes,
             lane = static_cast<int>(threadIdx.x) % row_lanes;
   float x[Rows][4];

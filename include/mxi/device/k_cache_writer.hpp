@@ -47,14 +47,15 @@ platform::error_t with_quantize_threads(F&& f) {
 
 /// Blocks of `threads` that cover `num_rows` rows of `row_elems` elements, `rows_a_thread` each.
 inline unsigned quantize_blocks(int64_t num_rows, int row_elems, int threads, int rows_a_thread) {
-  const int64_t rows = static_cast<int64_t>(threads / (row_elems / 4)) * rows_a_thread;
+  const int64_t rows =
+      static_cast<int64_t>(block::quantize_block_rows(threads, row_elems)) * rows_a_thread;
   return static_cast<unsigned>((num_rows + rows - 1) / rows);
 }
 
 /// First row of this block (quantize_blocks' layout).
 template <int Threads, int Rows>
 MXI_DEVICE int64_t quantize_first_row(int row_elems) {
-  return static_cast<int64_t>(blockIdx.x) * (Threads / (row_elems / 4)) * Rows;
+  return static_cast<int64_t>(blockIdx.x) * block::quantize_block_rows(Threads, row_elems) * Rows;
 }
 
 /// Where the writer puts row `token`: the cache slot slot_mapping[token].
