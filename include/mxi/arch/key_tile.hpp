@@ -143,7 +143,8 @@ MXI_DEVICE float tile_element(const uint32_t* words, int n, int i) {
 
 /// The key-tile loader, asynchronous form (sm90 bulk copies; every lane of one warp calls it):
 /// stages n <= 64 consecutive tokens of a request from `at` into the page_tile at `tile`, counted
-/// on `full`, and arrives on `full` once (lane 0). Lane 2r + h issues copy h of run r
+/// on `full`, and arrives on `full` once (lane 0). A whole page (block size 64) is one copy;
+/// otherwise lane 2r + h issues copy h of run r
 /// (dense_tile_copy); the lanes work out their copies at once: when one thread did it all, its
 /// latency bounded the kernel. page_id(i) is the id of the request's page i (its block-table
 /// column i). The caller first orders the tile's earlier readers before the copies (a barrier
@@ -152,6 +153,17 @@ template <class Layout, class PageId>
 MXI_DEVICE void stage_dense_tile(unsigned char* tile, const uint8_t* cache, int64_t page_stride,
                                  int block_size, tile_start at, int n, PageId&& page_id, uint64_t* full) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
+  constexpr int keys = key_tile_shape::keys;
+  if (block_size == keys && at.token == 0 && n == keys) {
+    // A whole 64-token page is laid out as the tile: one copy, by one lane (the staging warp's
+    // time a tile bounded the pipelined kernel).
+    if (lane == 0) {
+      constexpr auto bytes = static_cast<uint32_t>(page_tile<Layout>::shape.data_bytes());
+      barrier_arrive_expect(full, bytes);
+      bulk_copy(tile, cache + layout::page_offset(page_id(at.page), page_stride), bytes, full);
+    }
+    return;
+  }
   const tile_copy c = dense_tile_copy<Layout>(block_size, at, n, lane / 2, lane % 2);
   const uint32_t total = __reduce_add_sync(0xFFFFFFFFu, static_cast<uint32_t>(c.bytes));
   if (lane == 0) barrier_arrive_expect(full, total);

@@ -292,22 +292,21 @@ struct tile_scorer {
   /// Tiles staged as pages of the cache's layout (arch/key_tile.hpp): dense ones in bulk copies.
   template <class Layout>
   using tile = page_tile<Layout>;
-  /// Each staged key is prepared once for the tile (prepare_key): the int8 tables of its four
-  /// blocks and its factor 2^(low - 127), 0 where it does not fold; the kernel flags a tile
-  /// holding such a key (key_tile::flagged).
+  /// Each staged key is prepared once for the tile (prepare_key): its four blocks' shifts e_b -
+  /// low, a byte each (which of the scorer's u8 tables the block's expand reads), and its factor
+  /// 2^(low - 127), 0 where it does not fold; the kernel flags a tile holding such a key
+  /// (key_tile::flagged).
   static constexpr bool prepares_keys = true;
-  /// [keys][blocks] u8 tables as 16-byte vectors, then [keys] factors.
-  static constexpr int prepared_bytes = key_tile_shape::keys * (key_tile_shape::blocks * 16 + 4);
+  /// [keys] shift words, then [keys] factors.
+  static constexpr int prepared_bytes = key_tile_shape::keys * 8;
   /// Prepares key n of the tile from its scale word; true where it does not fold.
   MXI_DEVICE static bool prepare_key(uint32_t raw_scales, int n, void* prepared) {
     const int8_fold f = int8_fold_of(raw_scales, u8_key_max_shift);
-    auto* luts = static_cast<uint4*>(prepared);
-    auto* factors = reinterpret_cast<float*>(luts + key_tile_shape::keys * blocks);
-#pragma unroll
-    for (int b = 0; b < blocks; ++b) {  // any valid shift where the key does not fold
-      const int8_lut l = u8_key_lut(f.fits ? ((raw_scales >> (8 * b)) & 0xFFu) - f.low : 0u);
-      luts[n * blocks + b] = make_uint4(l.pos_lo, l.pos_hi, l.neg_lo, l.neg_hi);
-    }
+    auto* shifts = static_cast<uint32_t*>(prepared);
+    auto* factors = reinterpret_cast<float*>(shifts + key_tile_shape::keys);
+    // Every byte e_b >= low, so one subtraction makes all four shifts (no borrows); shift 0
+    // (any valid table) where the key does not fold.
+    shifts[n] = f.fits ? raw_scales - f.low * 0x01010101u : 0u;
     factors[n] = f.fits ? exp2_biased(f.low) : 0.0f;
     return !f.fits;
   }
@@ -316,21 +315,24 @@ struct tile_scorer {
   static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
-  /// Shared scratch for `rows` rows (cols = rows * Heads): B int8 [4 chunks + the bias chunk][cols
-  /// / 8][2][8][16 bytes], B e4m3 [blocks][...] alike, the integer path's scaled weights [cols],
-  /// e4m3 path weights [cols], 4 warp flags, each 32 columns' weight exponent range [cols / 32] x
-  /// {max, min}, and each row's 2^(149 - k). The unfolded e4m3 path's query scales [blocks][cols]
-  /// take the bias chunk's place: rows that take the integer path fold (their scales span at most
-  /// 2^3), so the two are never used at once.
+  /// Shared scratch for `rows` rows (cols = rows * Heads): the keys' u8 tables for shifts 0 .. 3
+  /// [4][16 bytes] (3 repeats 0: no key that folds has it), B int8 [4 chunks + the bias
+  /// chunk][cols / 8][2][8][16 bytes], B e4m3 [blocks][...] alike, the integer path's scaled
+  /// weights [cols], e4m3 path weights [cols], 4 warp flags, each 32 columns' weight exponent range
+  /// [cols / 32] x {max, min}, and each row's 2^(149 - k). The unfolded e4m3 path's query scales
+  /// [blocks][cols] take the bias chunk's place: rows that take the integer path fold (their scales
+  /// span at most 2^3), so the two are never used at once.
   static constexpr int int_chunks = blocks + 1;
+  static constexpr int key_tables_bytes = 4 * 16;
   static constexpr int scratch_bytes(int rows) {
-    return rows * Heads * (int_chunks * 32 + blocks * 32 + 8) + 16 + rows * Heads / 32 * 8 +
-           max_rows * 4;
+    return key_tables_bytes + rows * Heads * (int_chunks * 32 + blocks * 32 + 8) + 16 +
+           rows * Heads / 32 * 8 + max_rows * 4;
   }
   /// A row takes the integer path only if its nonzero scaled weights span at most 2^103 (file
   /// comment: they must fit [2^23, 2^127)).
   static constexpr int max_weight_spread = 103;
 
+  const uint4* key_tables;  // the u8 key tables by shift
   uint32_t b_int_low;  // the integer B's descriptor, low word (start at column 0, chunk 0)
   uint32_t b_e4m3;     // the e4m3 B's shared address
   const float* weight_int;
@@ -350,7 +352,12 @@ struct tile_scorer {
     const int tid = static_cast<int>(threadIdx.x) % warpgroup_threads;
     rows = rows_;
     cols = rows * Heads;
-    auto* bint = static_cast<unsigned char*>(scratch);
+    auto* tables = static_cast<uint4*>(scratch);
+    if (tid < 4) {
+      const int8_lut l = u8_key_lut(tid < 3 ? static_cast<uint32_t>(tid) : 0u);
+      tables[tid] = make_uint4(l.pos_lo, l.pos_hi, l.neg_lo, l.neg_hi);
+    }
+    auto* bint = static_cast<unsigned char*>(scratch) + key_tables_bytes;
     auto* qs = reinterpret_cast<float*>(bint + cols * blocks * 32);  // or the bias chunk
     unsigned char* b8 = bint + cols * int_chunks * 32;
     auto* wi = reinterpret_cast<float*>(b8 + cols * blocks * 32);
@@ -474,6 +481,7 @@ struct tile_scorer {
     }
     fence_async_shared();
     warpgroup_sync();
+    key_tables = tables;
     b_int_low = static_cast<uint32_t>(
         smem_descriptor(static_cast<uint32_t>(__cvta_generic_to_shared(bint)), lbo, sbo));
     b_e4m3 = static_cast<uint32_t>(__cvta_generic_to_shared(b8));
@@ -484,11 +492,18 @@ struct tile_scorer {
   }
 
   /// Scores the tile's 64 keys against every loaded row; calls out(row, key, score) on one lane
-  /// per (row, key).
+  /// per (row, key), twice for a key of a flagged tile whose rows take the integer path: the
+  /// integer pass scores every key, then the e4m3 pass rescores the keys that do not fold, on the
+  /// same lane (so the second value stands). The two passes never hold their operands at once,
+  /// which keeps the integer loop free of spills.
   template <class Tile, class Out>
   MXI_DEVICE void score(const key_tile& tile, int /*n0*/, Out&& out) const {
-    if (integer) score_integer<Tile>(tile, out);
-    else if (folded) score_e4m3<Tile, true>(tile, out);
+    if (integer) {
+      score_integer<Tile>(tile, out);
+      if (!tile.flagged) return;
+    }
+    if (folded)
+      score_e4m3<Tile, true>(tile, out);
     else score_e4m3<Tile, false>(tile, out);
   }
 
@@ -581,18 +596,28 @@ struct tile_scorer {
     }
   }
 
+  /// Every key, or after the integer pass only the keys that do not fold (factor 0).
   template <class Tile, bool Folded, class Out>
   MXI_DEVICE void score_e4m3(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
     const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
+    const float* factors = key_factors(tile);
+    const bool mine0 = !integer || factors[r0] == 0.0f, mine1 = !integer || factors[r1] == 0.0f;
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
       float p0, p1;
       row_e4m3<Folded>(o, i, p0, p1);
       quad_sum(p0, p1);
-      if (t == 0) out(i, r0, p0);
-      else if (t == 1) out(i, r1, p1);
+      if (t == 0 && mine0)
+        out(i, r0, p0);
+      else if (t == 1 && mine1)
+        out(i, r1, p1);
     }
+  }
+
+  /// prepare_key's factors of the tile's keys.
+  MXI_DEVICE static const float* key_factors(const key_tile& tile) {
+    return static_cast<const float*>(tile.prepared) + key_tile_shape::keys;
   }
 
   /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum), scaled
@@ -601,8 +626,11 @@ struct tile_scorer {
     const int t = static_cast<int>(threadIdx.x) & 3;
     uint32_t bias[4];
     bias_operand(bias, t);
-    p0 = 0.0f;
-    p1 = 0.0f;
+    // -0 is the sum's identity (adding it changes no bits, so the compiler drops the add), and
+    // gives the bits +0 would: no partial sum below is -0 (they start at +0, and fp32 addition
+    // never ends at -0 from +0 terms or from exact cancellation).
+    p0 = -0.0f;
+    p1 = -0.0f;
 #pragma unroll 1
     for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n) {
       // Descriptors differ only in their start field (address >> 4, 14 bits: shared memory ends
@@ -641,10 +669,11 @@ struct tile_scorer {
   template <class Tile, class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
-    // Block t of each key, u8 with its own shift (prepare_key).
-    const auto* luts = static_cast<const uint4*>(tile.prepared);
-    const auto* factors = reinterpret_cast<const float*>(luts + key_tile_shape::keys * blocks);
-    const uint4 l0 = luts[r0 * blocks + t], l1 = luts[r1 * blocks + t];
+    // Block t of each key, u8 with its own shift (prepare_key): the shift picks the table.
+    const auto* shifts = static_cast<const uint32_t*>(tile.prepared);
+    const float* factors = key_factors(tile);
+    const uint4 l0 = key_tables[(shifts[r0] >> (8 * t)) & 3u],
+                l1 = key_tables[(shifts[r1] >> (8 * t)) & 3u];
     const int8_lut lut0{l0.x, l0.y, l0.z, l0.w}, lut1{l1.x, l1.y, l1.z, l1.w};
     const uint4 v0 = *reinterpret_cast<const uint4*>(tile.values + Tile::word(r0, t, 0));
     const uint4 v1 = *reinterpret_cast<const uint4*>(tile.values + Tile::word(r1, t, 0));
@@ -658,33 +687,15 @@ struct tile_scorer {
       a[j][2] = x0.hi;
       a[j][3] = x1.hi;
     }
-    const float kf0 = factors[r0], kf1 = factors[r1];  // 0: the key does not fold
-    if (!tile.flagged) {
-#pragma unroll 1
-      for (int i = 0; i < rows; ++i) {
-        float p0, p1;
-        row_integer(a, i, p0, p1);
-        quad_sum(p0, p1);
-        const float g = row_scale[i];
-        if (t < 2)
-          out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
-      }
-      return;
-    }
-    // Some key of the tile does not fold: it takes the e4m3 path, each other key the integer one.
-    const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
+    const float kf0 = factors[r0],
+                kf1 = factors[r1];  // 0: the key does not fold (score's e4m3 pass)
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
-      float p0, p1, e0, e1;
+      float p0, p1;
       row_integer(a, i, p0, p1);
       quad_sum(p0, p1);
-      if (folded) row_e4m3<true>(o, i, e0, e1);
-      else row_e4m3<false>(o, i, e0, e1);
-      quad_sum(e0, e1);
       const float g = row_scale[i];
-      if (t < 2)
-        out(i, t == 0 ? r0 : r1,
-            t == 0 ? (kf0 != 0.0f ? p0 * g * kf0 : e0) : (kf1 != 0.0f ? p1 * g * kf1 : e1));
+      if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
     }
   }
 };

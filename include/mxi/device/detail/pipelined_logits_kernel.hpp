@@ -4,8 +4,8 @@
 //                       turn, with bulk copies (arch::stage_dense_tile, a copy a lane) once a
 //                       tile's stage is free;
 //   producer warps 1, 2 prepare the landed tiles in turn, a thread two keys
-//                       (tile_scorer::prepare_key: the u8 tables and factor, and whether the key
-//                       does not fold).
+//                       (tile_scorer::prepare_key: the blocks' table shifts and the factor, and
+//                       whether the key does not fold).
 // Each of the four works on every other tile: a tile's staging or preparing is a dependent chain
 // of a few hundred cycles, which one warp alone could not keep up with;
 //   consumer c          scores tiles c, c + Consumers, ... of the block's sequence against its
@@ -33,13 +33,14 @@ namespace mxi::device::detail {
 
 /// The kernel's shape: consumer warpgroups and pipeline depth. Three consumers and a producer fill
 /// an SM's 64K registers at 128 a thread (one block an SM); fewer where three queries of wide
-/// groups (H = 128, 4 rows) overflow shared memory. Twelve stages keep about eight tiles in flight
-/// beside the three being scored: enough for the HBM latency at the rate three consumers take them
-/// (eight stages with fewer consumers, whose wide queries take the room).
+/// groups (H = 128, 4 rows) overflow shared memory. Sixteen stages (about 5 KB each) keep about
+/// twelve tiles in flight beside the three being scored, for the HBM latency of page gathers at
+/// the rate three consumers take them, and leave room for two-row queries (eight stages with
+/// fewer consumers, whose wide queries take the room).
 template <int Consumers>
 struct pipelined_logits_config {
   static constexpr int consumers = Consumers;
-  static constexpr int stages = Consumers == 3 ? 12 : 8;
+  static constexpr int stages = Consumers == 3 ? 16 : 8;
   static constexpr int threads = arch::sm90::warpgroup_threads * (1 + consumers);
   /// Registers a thread: the block's share of the SM's 64K at launch (one block an SM), then the
   /// producer's gives most of its own to the consumers, which hold the accumulators.
