@@ -196,7 +196,7 @@ std::vector<float> tile_logits(const problem& p, const Keys& keys, const int (&t
     }
   }
 
-  float partial[lanes] = {};
+  g::head_pair_share partial[lanes] = {};
   for (int t = 0; t < Heads / g::tile_heads; ++t) {
     wave_source a;
     for (int l = 0; l < lanes; ++l) put_source(a, l, frag[l].values[t], frag[l].scale_word(t));
@@ -208,13 +208,16 @@ std::vector<float> tile_logits(const problem& p, const Keys& keys, const int (&t
       for (int i = 0; i < 4; ++i) {
         mine[i] = f == fault::transpose_acc ? acc[16 * i + l % 16][l / 16] : acc[l][i];
       }
-      partial[l] = mxi::arch::add_heads(mine, frag[l].weights[t], partial[l]);
+      partial[l] = g::add_tile_heads(mine, frag[l].weights[t], partial[l]);
     }
   }
-  // lane_head_sum<64, 16, 4> as lane c sees it: (own + partner 16) + (the other pair).
+  // Each lane ends its pair (score_tiles), then lane_head_sum<64, 16, 4> as lane c sees it: (own
+  // + partner 16) + (the other pair).
+  float share[lanes];
+  for (int l = 0; l < lanes; ++l) share[l] = partial[l].even + partial[l].odd;
   std::vector<float> logits(16);
   for (int c = 0; c < 16; ++c) {
-    logits[c] = (partial[c] + partial[c + 16]) + (partial[c + 32] + partial[c + 48]);
+    logits[c] = (share[c] + share[c + 16]) + (share[c + 32] + share[c + 48]);
   }
   return logits;
 }

@@ -4,7 +4,9 @@ per kernel, what the source cannot prove (docs/portability.md explains each gate
 
   mfma     gfx950: every paged_logits_kernel instantiated with gfx950_policy issues
            v_mfma_scale_f32_16x16x128_f8f6f4 with E2M1 on both sides (cbsz:4 blgp:4) inside a
-           loop (a backward branch spans it), and no scaled MFMA with other formats.
+           loop (a backward branch spans it), and no scaled MFMA with other formats; its head
+           sum in that loop is packed (v_pk_fma_f32, two heads an instruction) after a relu of
+           one instruction (v_maximum3_f32), with no compare-and-select relu left.
   scratch  every kernel of every architecture: .private_segment_fixed_size 0, no VGPR/SGPR
            spills, no dynamic stack.
   occupancy gfx950: arch + acc VGPRs and LDS (static + the launcher's dynamic bytes) leave at
@@ -174,15 +176,26 @@ def loops(code):
 
 
 def mfma_gate(code):
-    """(ok, note) for a gfx950 logits kernel."""
+    """(problem or None, note) for a gfx950 logits kernel."""
     scaled = [(a, o) for a, op, o in code if op.startswith("v_mfma_scale_f32_16x16x128_f8f6f4")]
     fp4 = [(a, o) for a, o in scaled if "cbsz:4" in o and "blgp:4" in o]
     other = [o for op in [code] for a, m, o in op if m.startswith("v_mfma") and not m.startswith("v_mfma_scale")]
     in_loop = [a for a, _ in fp4 if any(s <= a <= e for s, e in loops(code))]
-    b128 = sum(1 for a, op, o in code if op == "ds_read_b128" and any(s <= a <= e for s, e in loops(code)))
-    note = f"{len(in_loop)}/{len(scaled)} fp4 in loop, {b128} ds_read_b128"
-    ok = bool(in_loop) and len(fp4) == len(scaled) and not other
-    return ok, note
+    # The scoring loop: the innermost loop around an FP4 MFMA.
+    around = [(s, e) for s, e in loops(code) if any(s <= a <= e for a in in_loop)]
+    inner = min(around, key=lambda r: r[1] - r[0]) if around else (1, 0)
+    looped = [op for a, op, o in code if inner[0] <= a <= inner[1]]
+    b128 = looped.count("ds_read_b128")
+    # The head sum (arch/gfx950.hpp add_tile_heads): packed fmas, relu as one maximum.
+    packed, relu = looped.count("v_pk_fma_f32"), looped.count("v_maximum3_f32")
+    selects = sum(1 for op in looped if op.startswith("v_cndmask"))
+    note = (f"{len(in_loop)}/{len(scaled)} fp4 in loop, {b128} ds_read_b128, "
+            f"{packed} v_pk_fma_f32, {relu} v_maximum3_f32, {selects} v_cndmask")
+    if not in_loop or len(fp4) != len(scaled) or other:
+        return "hot loop lacks FP4 scaled MFMA", note
+    if not packed or not relu or selects:
+        return "scoring loop's head sum not packed", note
+    return None, note
 
 
 def main():
@@ -238,10 +251,10 @@ def main():
                         notes.append("not selected on gfx950: occupancy not gated")
                     if gated and "paged_logits_kernel<" in name and "gfx950_policy" in name:
                         mfma_kernels += 1
-                        ok, note = mfma_gate(code.get(raw, []))
+                        problem, note = mfma_gate(code.get(raw, []))
                         notes.append(note)
-                        if not ok:
-                            problems.append("hot loop lacks FP4 scaled MFMA")
+                        if problem:
+                            problems.append(problem)
                     verdict = "FAIL: " + "; ".join(problems) if problems else "ok"
                     print(f"{name[:78]:<78} {vgpr:>4} {agpr:>4} {sgpr:>4} {scratch:>3} {spills:>3} {sgpr_spills:>3} "
                           f"{lds:>7} {waves:>6}  {verdict}" + (f" ({', '.join(notes)})" if notes else ""))

@@ -173,24 +173,56 @@ MXI_DEVICE void mfma_scale_e2m1(const fp4x32& a, uint32_t scale_a, const fp4x32&
 #endif
 }
 
+/// A lane's share of a key's logit as two running sums: of its accumulator elements 0 and 2 of
+/// every head tile (`even`) and of 1 and 3 (`odd`), so that one packed fma (v_pk_fma_f32) adds two
+/// heads. The order is fixed (tile by tile, element pairs (0, 1) then (2, 3)), and even + odd
+/// ends it; the contract allows any fixed order of the head sum.
+struct head_pair_share {
+  float even = 0.0f, odd = 0.0f;
+};
+
+/// `s` plus w[i] * relu(acc[i]) for the four heads of one head tile, in head_pair_share's order.
+/// The device pass of gfx950 computes the two sums of a pair at once: relu as IEEE maximum(x,
+/// 0), which keeps NaN like format::relu, and one packed fma; the bits are those of the scalar
+/// form below (maximum gives +0 where relu gives -0, and no sum that starts at +0 can tell them
+/// apart: w * -0 or w * +0 added to a sum leaves it as it is, +0 + -0 being +0).
+MXI_HOST_DEVICE head_pair_share add_tile_heads(const float (&acc)[acc_size],
+                                               const float (&w)[acc_size], head_pair_share s) {
+#if MXI_ARCH_GFX950
+  typedef float v2f __attribute__((ext_vector_type(2)));
+  v2f sum = {s.even, s.odd};
+  for (int i = 0; i < acc_size; i += 2) {
+    const v2f relu = __builtin_elementwise_maximum(v2f{acc[i], acc[i + 1]}, v2f{0.0f, 0.0f});
+    sum = __builtin_elementwise_fma(v2f{w[i], w[i + 1]}, relu, sum);
+  }
+  return {sum.x, sum.y};
+#else
+  for (int i = 0; i < acc_size; i += 2) {
+    s.even = add_head(s.even, w[i], acc[i]);
+    s.odd = add_head(s.odd, w[i + 1], acc[i + 1]);
+  }
+  return s;
+#endif
+}
+
 namespace detail {
-/// This lane's share after head tile T (its four heads added onto `share`, head_reduce.hpp):
-/// tile T's scale is byte T%4 of its word (op_sel), the key's byte 0.
+/// This lane's share after head tile T (its four heads added onto `share`): tile T's scale is
+/// byte T%4 of its word (op_sel), the key's byte 0.
 template <int T, int Heads>
-MXI_DEVICE float score_tile(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale,
-                            float share) {
+MXI_DEVICE head_pair_share score_tile(const query_fragment<Heads>& q, const fp4x32& b,
+                                      uint32_t b_scale, head_pair_share share) {
   float acc[acc_size] = {0.0f, 0.0f, 0.0f, 0.0f};
   mfma_scale_e2m1<query_fragment<Heads>::opsel(T), 0>(q.values[T], q.scale_word(T), b, b_scale,
                                                       acc);
-  return add_heads(acc, q.weights[T], share);
+  return add_tile_heads(acc, q.weights[T], share);
 }
 
 template <int Heads, int... T>
 MXI_DEVICE float score_tiles(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale,
                              std::integer_sequence<int, T...>) {
-  float share = 0.0f;
+  head_pair_share share;
   ((share = score_tile<T>(q, b, b_scale, share)), ...);  // tiles in order: one instruction each
-  return share;
+  return share.even + share.odd;
 }
 }  // namespace detail
 
