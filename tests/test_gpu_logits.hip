@@ -140,6 +140,37 @@ TEST_CASE("sm90 bias chunk: one 1 and 31 x 255 against its column give -48 x any
   CHECK(checked == 2 * int64_t{limit} + 1);
 }
 
+TEST_CASE("sm90 key preparation: the shift word picks each block's u8 table", "[host][arch]") {
+  // prepare_key stores key_shift_word; the scorer expands block b with table (word >> 8b) & 3.
+  // Over every scale word whose bytes lie in a window of 8 around the fold's range edges and
+  // the middle (all 8^4 spreads), that must be u8_key_lut(e_b - low) where the key folds.
+  int64_t folded = 0, unfolded = 0;
+  for (const uint32_t base : {127u - 34, 127u - 4, 127u + 28, 248u}) {
+    for (uint32_t w = 0; w < 8 * 8 * 8 * 8; ++w) {
+      uint32_t raw = 0;
+      for (int b = 0; b < 4; ++b) raw |= (base + (w >> (3 * b)) % 8) << (8 * b);
+      const arch::int8_fold f = arch::int8_fold_of(raw, arch::u8_key_max_shift);
+      const uint32_t word = arch::sm90::key_shift_word(raw, f);
+      if (!f.fits) {
+        CHECK(word == 0u);
+        ++unfolded;
+        continue;
+      }
+      for (int b = 0; b < 4; ++b) {
+        const uint32_t e = (raw >> (8 * b)) & 0xFFu;
+        const arch::int8_lut want = arch::u8_key_lut(e - f.low);
+        const arch::int8_lut got = arch::u8_key_lut((word >> (8 * b)) & 3u);
+        if (got.pos_lo != want.pos_lo || got.pos_hi != want.pos_hi || got.neg_lo != want.neg_lo ||
+            got.neg_hi != want.neg_hi)
+          FAIL("scales " << std::hex << raw << ", block " << b);
+      }
+      ++folded;
+    }
+  }
+  CHECK(folded > 0);
+  CHECK(unfolded > 0);
+}
+
 TEST_CASE("sm90 integer epilogue: relu as a subnormal and a scaled weight give the unscaled bits",
           "[host][arch]") {
   // The claim of arch/sm90.hpp's file comment, on the host: for weights spanning up to 2^103

@@ -275,6 +275,13 @@ MXI_HOST_DEVICE uint32_t bias_column_word(int32_t n, int q) {
   return word;
 }
 
+/// A key's four block shifts e_b - low, byte b each (which u8 table block b's expand takes), from
+/// its scale word and fold; 0 (every block any valid table) where the key does not fold. Every
+/// byte e_b >= low, so one subtraction makes all four, with no borrow between bytes.
+MXI_HOST_DEVICE uint32_t key_shift_word(uint32_t raw_scales, int8_fold f) {
+  return f.fits ? raw_scales - f.low * 0x01010101u : 0u;
+}
+
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
 MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int>(e << 23)); }
 
@@ -304,9 +311,7 @@ struct tile_scorer {
     const int8_fold f = int8_fold_of(raw_scales, u8_key_max_shift);
     auto* shifts = static_cast<uint32_t*>(prepared);
     auto* factors = reinterpret_cast<float*>(shifts + key_tile_shape::keys);
-    // Every byte e_b >= low, so one subtraction makes all four shifts (no borrows); shift 0
-    // (any valid table) where the key does not fold.
-    shifts[n] = f.fits ? raw_scales - f.low * 0x01010101u : 0u;
+    shifts[n] = key_shift_word(raw_scales, f);
     factors[n] = f.fits ? exp2_biased(f.low) : 0.0f;
     return !f.fits;
   }
