@@ -108,23 +108,23 @@ struct problem {
     return p;
   }
 
-  /// The page's 64 tokens staged as arch/key_tile.hpp lays them out: swizzled 16-byte blocks and
-  /// fp32 scales. Returns the backing words and scales; the tile points into them.
+  /// The page's 64 tokens staged as arch/key_tile.hpp's swizzled_tile lays them out: swizzled
+  /// 16-byte blocks, then each token's raw scale word (no fp32 scales: the gfx950 tile reads
+  /// the raw bytes). Returns the backing words; the tile points into them.
   struct staged {
-    std::vector<uint32_t> values;
-    std::vector<float> scales;
-    mxi::arch::key_tile tile() const { return {values.data(), scales.data()}; }
+    std::vector<uint32_t> words;
+    mxi::arch::key_tile tile() const { return {words.data(), nullptr}; }
   };
   staged stage() const {
     using ts = mxi::arch::key_tile_shape;
     static_assert(ts::keys == 64 && ts::head_dim == dim, "one page of 64 tokens is one tile");
-    staged st{std::vector<uint32_t>(ts::value_bytes / 4), std::vector<float>(ts::keys * chunks)};
+    staged st{std::vector<uint32_t>(ts::value_bytes / 4 + ts::keys)};
     for (int k = 0; k < ts::keys; ++k) {
-      for (int b = 0; b < chunks; ++b) {
-        std::memcpy(&st.values[size_t(ts::word(k, b, 0))], &k_values[size_t(k) * dim / 2 + 16 * b],
+      for (int b = 0; b < chunks; ++b)
+        std::memcpy(&st.words[size_t(ts::word(k, b, 0))], &k_values[size_t(k) * dim / 2 + 16 * b],
                     16);
-        st.scales[size_t(k) * chunks + b] = fmt::decode_e8m0(k_scales[size_t(k) * chunks + b]);
-      }
+      std::memcpy(&st.words[size_t(mxi::arch::swizzled_tile::scale_word(k))],
+                  &k_scales[size_t(k) * chunks], 4);
     }
     return st;
   }

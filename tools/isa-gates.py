@@ -48,10 +48,11 @@ def logits_dynamic_lds(name):
     if not m:
         return None
     policy, heads, waves = m.group(1), int(m.group(2)), int(m.group(3))
-    stage = TILE_KEYS * 64 + TILE_KEYS * 4 + TILE_KEYS * TILE_BLOCKS * 4  # values, raw, fp32 scales
+    stage = TILE_KEYS * 64 + TILE_KEYS * 4  # values, raw scale words
     if "gfx950_policy" in policy:
-        scratch = 0  # Q, scales and weights live in registers
+        scratch = 0  # Q, scales and weights live in registers; the MFMA reads the raw scales
     elif "generic_policy" in policy:
+        stage += TILE_KEYS * TILE_BLOCKS * 4  # the keys' scales converted to fp32
         scratch = heads * (32 * 4 + TILE_BLOCKS * 4 + 4)  # int8 codes, fp32 scales, weights
     else:
         return None

@@ -96,10 +96,10 @@ MXI_HOST_DEVICE fp4x32 tile_key_values(const key_tile& tile, int key, int lane) 
       tile.values + key_tile_shape::word(key, lane_chunk(lane), 0)));
 }
 
-/// Scale word for tile_key_values. The tile holds scales as fp32 2^(e-127); their bits >> 23 are
-/// e again, for every byte: 0 (the subnormal 2^-127) and 255 (NaN) included.
+/// Scale word for tile_key_values: the E8M0 byte of block lane_chunk(lane), read from the key's
+/// raw scale word in the tile (swizzled_tile::scale_word), so the kernel converts no scales.
 MXI_HOST_DEVICE uint32_t tile_key_scale(const key_tile& tile, int key, int lane) {
-  return bit_cast<uint32_t>(tile.scales[key * key_tile_shape::blocks + lane_chunk(lane)]) >> 23;
+  return (tile.values[swizzled_tile::scale_word(key)] >> (8 * lane_chunk(lane))) & 0xFFu;
 }
 
 /// One query token's Q and weights as lane `lane` holds them for the whole key loop: the A
@@ -249,6 +249,8 @@ template <int Heads>
 struct row_scorer {
   static constexpr int step_keys = tile_tokens;
   static constexpr int scratch_bytes = 0;
+  /// The MFMA takes E8M0 bytes: the tile's raw scale words serve (tile_key_scale).
+  static constexpr bool float_scales = false;
 
   query_fragment<Heads> q;
 

@@ -54,7 +54,7 @@ struct row_unit {
   static constexpr int max_rows = 1;
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
-  static constexpr bool float_scales = true;
+  static constexpr bool float_scales = Row::float_scales;  // the kernel converts them a tile
   static constexpr bool prepares_keys = false;  // no prepare_key
   static constexpr int prepared_bytes = 0;
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
