@@ -692,8 +692,8 @@ struct tile_scorer {
       a[j][2] = x0.hi;
       a[j][3] = x1.hi;
     }
-    const float kf0 = factors[r0],
-                kf1 = factors[r1];  // 0: the key does not fold (score's e4m3 pass)
+    // 0 where the key does not fold: score's e4m3 pass then rewrites it.
+    const float kf0 = factors[r0], kf1 = factors[r1];
 #pragma unroll 1
     for (int i = 0; i < rows; ++i) {
       float p0, p1;

@@ -1,8 +1,8 @@
 // The sm90 logits kernel for dense keys, warp-specialised: a block is one producer warpgroup and
 // Consumers consumer warpgroups around a ring of Stages page tiles in shared memory.
 //   producer warps 0, 3 walk the block's items (logits_plan.hpp) and stage the 64-token tiles in
-//                       turn, with bulk copies (arch::stage_dense_tile, a copy a lane) once a
-//                       tile's stage is free;
+//                       turn, with bulk copies (arch::stage_dense_tile: one for a whole page,
+//                       else a copy a lane) once a tile's stage is free;
 //   producer warps 1, 2 prepare the landed tiles in turn, a thread two keys
 //                       (tile_scorer::prepare_key: the blocks' table shifts and the factor, and
 //                       whether the key does not fold).
