@@ -1,8 +1,9 @@
 // The shared-memory key tile every scorer reads: `keys` cached tokens staged by the kernel. The
 // row scorers read one 64-byte row a token (D = 128) whose four 16-byte blocks are XOR-swizzled
 // so that per-word reads (lane = key g, quarter t of a block) and the staging writes are free of
-// bank conflicts, the block scales already as fp32; the sm90 tile reads a page of the cache's
-// own layout (page_tile), whose 16-byte block loads are conflict-free as they are.
+// bank conflicts, then each token's raw E8M0 scale word (the generic tile also gets the scales
+// as fp32); the sm90 tile reads a page of the cache's own layout (page_tile), whose 16-byte block
+// loads are conflict-free as they are.
 #pragma once
 
 #include <cstdint>
