@@ -97,9 +97,9 @@ MXI_HOST_DEVICE fp4x32 tile_key_values(const key_tile& tile, int key, int lane) 
 }
 
 /// Scale word for tile_key_values: the E8M0 byte of block lane_chunk(lane), read from the key's
-/// raw scale word in the tile (swizzled_tile::scale_word), so the kernel converts no scales.
+/// raw scale word in the tile, so the kernel converts no scales.
 MXI_HOST_DEVICE uint32_t tile_key_scale(const key_tile& tile, int key, int lane) {
-  return (tile.values[swizzled_tile::scale_word(key)] >> (8 * lane_chunk(lane))) & 0xFFu;
+  return tile_scale<swizzled_tile>(tile.values, key, lane_chunk(lane));
 }
 
 /// One query token's Q and weights as lane `lane` holds them for the whole key loop: the A

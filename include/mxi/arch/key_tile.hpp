@@ -86,6 +86,13 @@ MXI_HOST_DEVICE tile_copy dense_tile_copy(int block_size, tile_start at, int n, 
   return c;
 }
 
+/// The E8M0 scale byte of block b of staged key n, from the stage's words in the tile addressing
+/// `Tile`.
+template <class Tile>
+MXI_HOST_DEVICE uint8_t tile_scale(const uint32_t* words, int n, int b) {
+  return static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
+}
+
 #if MXI_GPU_COMPILER
 
 /// Where one key of a tile lives in the cache: its page's first byte and its token in that page
@@ -119,13 +126,6 @@ MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, in
       Copies::template copy<4>(tile + 4 * Tile::scale_word(n),
                                k.page + Layout::scale_offset(page, k.token, 0));
   }
-}
-
-/// The E8M0 scale byte of block b of staged key n, from the stage's words in the tile addressing
-/// `Tile`.
-template <class Tile>
-MXI_DEVICE uint8_t tile_scale(const uint32_t* words, int n, int b) {
-  return static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
 }
 
 /// Element i (0..127) of staged key n, dequantized to fp32 (its E2M1 code times its block's
