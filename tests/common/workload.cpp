@@ -1,7 +1,9 @@
 #include "workload.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <thread>
 
 namespace mxi::testing {
 
@@ -95,18 +97,43 @@ candidate_indexer_args host_workload::candidate_indexer() const {
 
 namespace {
 
+// Runs fill(begin, end, rng) over [0, count) in pieces of `piece` items, on every hardware
+// thread. Piece i draws from its own generator, seeded by (seed, i), so the result does not depend
+// on the number of threads, and the benchmarks' 2M-token caches build in about a second.
+template <class Fill>
+void fill_in_pieces(uint64_t seed, int64_t count, int64_t piece, const Fill& fill) {
+  const int64_t pieces = (count + piece - 1) / piece;
+  std::atomic<int64_t> next{0};
+  const auto work = [&] {
+    for (int64_t i = next++; i < pieces; i = next++) {
+      std::seed_seq s{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                      static_cast<uint32_t>(i), static_cast<uint32_t>(i >> 32)};
+      std::mt19937_64 rng(s);
+      fill(i * piece, std::min(count, (i + 1) * piece), rng);
+    }
+  };
+  const int64_t threads =
+      std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), pieces);
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
 // Quantizes `rows` gaussian rows of D values into packed values and scales.
-void quantize_rows(std::mt19937_64& rng, int64_t rows, int d, format::scale_rule rule,
+void quantize_rows(uint64_t seed, int64_t rows, int d, format::scale_rule rule,
                    std::vector<uint8_t>& values, std::vector<uint8_t>& scales) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
   values.resize(static_cast<size_t>(rows) * d / 2);
   scales.resize(static_cast<size_t>(rows) * d / 32);
-  std::vector<float> row(d);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (float& x : row) x = normal(rng);
-    format::quantize_row([&](int j) { return row[j]; }, d, values.data() + i * d / 2,
-                         scales.data() + i * d / 32, rule);
-  }
+  fill_in_pieces(seed, rows, 4096, [&](int64_t begin, int64_t end, std::mt19937_64& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> row(d);
+    for (int64_t i = begin; i < end; ++i) {
+      for (float& x : row) x = normal(rng);
+      format::quantize_row([&](int j) { return row[j]; }, d, values.data() + i * d / 2,
+                           scales.data() + i * d / 32, rule);
+    }
+  });
 }
 
 }  // namespace
@@ -145,28 +172,37 @@ host_workload make_workload(const workload_spec& spec) {
 
   const layout::page_shape shape{bs, d};
   w.page_stride = shape.data_bytes() + spec.page_padding;
-  w.kv_cache.assign(static_cast<size_t>(w.num_pages * w.page_stride), 0);
-  // Padding and unused pages hold noise, so a kernel that reads them is caught.
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (uint8_t& b : w.kv_cache) b = static_cast<uint8_t>(byte(rng));
+  w.kv_cache.resize(static_cast<size_t>(w.num_pages * w.page_stride));
+  // Padding and unused pages hold noise, so a kernel that reads them is caught. Each generator
+  // stream has its own seed, derived from the workload's.
+  const auto stream = [&](uint64_t i) { return spec.seed * 0x9E3779B97F4A7C15ull + i; };
+  fill_in_pieces(stream(1), static_cast<int64_t>(w.kv_cache.size()), 1 << 20,
+                 [&](int64_t begin, int64_t end, std::mt19937_64& rng) {
+                   for (int64_t i = begin; i < end; ++i)
+                     w.kv_cache[i] = static_cast<uint8_t>(rng() >> 56);
+                 });
 
   const int64_t tokens = w.num_pages * bs;
   std::vector<uint8_t> kv, ks;
   const int distinct = spec.keys == key_pattern::all_equal ? 1 : 4;
-  quantize_rows(rng, spec.keys == key_pattern::gaussian ? tokens : distinct, d, spec.rule, kv, ks);
-  std::uniform_int_distribution<int> pick(0, distinct - 1);
-  for (int64_t p = 0; p < w.num_pages; ++p) {
-    uint8_t* page = w.kv_cache.data() + p * w.page_stride;
-    for (int t = 0; t < bs; ++t) {
-      const int64_t row = spec.keys == key_pattern::gaussian ? p * bs + t : pick(rng);
-      layout::dispatch(spec.layout, [&](auto L) {
-        layout::write_token<decltype(L)>(page, shape, t, kv.data() + row * d / 2,
-                                         ks.data() + row * d / 32);
+  quantize_rows(stream(2), spec.keys == key_pattern::gaussian ? tokens : distinct, d, spec.rule, kv,
+                ks);
+  fill_in_pieces(
+      stream(3), w.num_pages, 256, [&](int64_t begin, int64_t end, std::mt19937_64& rng) {
+        std::uniform_int_distribution<int> pick(0, distinct - 1);
+        for (int64_t p = begin; p < end; ++p) {
+          uint8_t* page = w.kv_cache.data() + p * w.page_stride;
+          for (int t = 0; t < bs; ++t) {
+            const int64_t row = spec.keys == key_pattern::gaussian ? p * bs + t : pick(rng);
+            layout::dispatch(spec.layout, [&](auto L) {
+              layout::write_token<decltype(L)>(page, shape, t, kv.data() + row * d / 2,
+                                               ks.data() + row * d / 32);
+            });
+          }
+        }
       });
-    }
-  }
 
-  quantize_rows(rng, w.num_tokens * h, d, spec.rule, w.q_values, w.q_scales);
+  quantize_rows(stream(4), w.num_tokens * h, d, spec.rule, w.q_values, w.q_scales);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   w.weights.resize(static_cast<size_t>(w.num_tokens * h));
   for (float& x : w.weights) x = normal(rng) / static_cast<float>(h);
