@@ -164,7 +164,9 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
 
   // Consumer c takes the tiles j with j % consumers == c.
   arch::sm90::set_registers<config::consumer_registers, true>();
-  const int c = warpgroup - 1;
+  // The shuffle tells the compiler what is true anyway, that c is the same in every lane, so it
+  // keeps the scratch address and the wgmma descriptors in uniform registers.
+  const int c = platform::shuffle_idx<arch::sm90::wave_size>(warpgroup - 1, 0);
   scorer_t scorer;
   void* scratch = smem + smem_t::scratch_offset + c * smem_t::scratch_stride(group);
   int64_t loaded_row = -1;
