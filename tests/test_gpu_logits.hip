@@ -174,8 +174,9 @@ TEST_CASE("sm90 key preparation: the shift word picks each block's u8 table", "[
 TEST_CASE("sm90 integer epilogue: relu as a subnormal and a scaled weight give the unscaled bits",
           "[host][arch]") {
   // The claim of arch/sm90.hpp's file comment, on the host: for weights spanning up to 2^103
-  // scaled into [2^23, 2^127) and s32 dots within the fold's range, the fma chain on
-  // max(bits(dot), 0) times 2^(149 - k) has the bits of the fma chain on w * relu(dot).
+  // scaled into [2^23, 2^127) and s32 dots within the fold's range, the fma chain on bits(dot)
+  // saturated to [0, 1] (relu_subnormal: NaN to +0), times 2^(149 - k), has the bits of the fma
+  // chain on w * relu(dot).
   std::mt19937 rng(29);
   std::normal_distribution<float> normal(0.0f, 0.125f);
   std::uniform_int_distribution<int32_t> dot_of(-(1 << 21), 1 << 21);
@@ -207,7 +208,8 @@ TEST_CASE("sm90 integer epilogue: relu as a subnormal and a scaled weight give t
     for (int h = 0; h < 64; ++h) {
       const float relu = static_cast<float>(std::max(dot[h], 0));
       plain[h % 2] = std::fma(w[h], relu, plain[h % 2]);
-      const float subnormal = std::fmax(mxi::bit_cast<float>(dot[h]), 0.0f);
+      const float bits = mxi::bit_cast<float>(dot[h]);
+      const float subnormal = bits > 0.0f ? std::fmin(bits, 1.0f) : 0.0f;
       scaled[h % 2] = std::fma(std::ldexp(w[h], k), subnormal, scaled[h % 2]);
     }
     const float want = plain[0] + plain[1];

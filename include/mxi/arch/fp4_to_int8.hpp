@@ -44,7 +44,7 @@ MXI_HOST_DEVICE fp8x8 expand_e2m1x8_int8(uint32_t packed, const int8_lut& lut = 
 /// nibble with bit 3 set yields the selected byte's bit 7 in all eight bits (PTX's default
 /// mode), 0 here, since every table byte stays below 128. One permute reads the codes as they
 /// are (positive codes pick 48 + v, negative ones 0), the other with the sign bits flipped
-/// (negative codes pick 48 - v, positive ones 0); OR joins them. The tile's integer MMA takes
+/// (negative codes pick 48 - v, positive ones 0); adding joins them. The tile's integer MMA takes
 /// keys as u8 and removes 48 * (sum of the query's int8 column) from each dot product.
 inline constexpr int u8_key_bias = 48;
 /// The largest block-scale spread the u8 key expand takes: 48 + 12 * 2^2 = 96 < 128.
@@ -61,7 +61,9 @@ MXI_HOST_DEVICE int8_lut u8_key_lut(uint32_t shift) {
 MXI_HOST_DEVICE fp8x8 expand_e2m1x8_u8(uint32_t packed, const int8_lut& lut) {
   const uint32_t flipped = packed ^ 0x88888888u;
   const auto half = [&](uint32_t codes, uint32_t flipped_codes) {
-    return byte_permute_signed(lut.pos_lo, lut.pos_hi, codes) |
+    // Each byte is 0 in one of the two, so the sum is their OR, and an add may take the FMA pipe
+    // (IMAD) where the ALU pipe is busy.
+    return byte_permute_signed(lut.pos_lo, lut.pos_hi, codes) +
            byte_permute_signed(lut.neg_lo, lut.neg_hi, flipped_codes);
   };
   return {half(packed, flipped), half(packed >> 16, flipped >> 16)};

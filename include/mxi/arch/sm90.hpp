@@ -13,9 +13,9 @@
 // product leaves the normal range, and each row's weights span at most 2^103 (below); decided once
 // per group of rows.
 //
-// The integer epilogue is two instructions a (head, key). The s32 dot's bits read as an fp32 are
-// dot * 2^-149 (a subnormal) for dot >= 0 and a NaN or a negative number below it, so max(bits,
-// 0) is relu(dot) * 2^-149; the fma against the head weight scaled by 2^k (k chosen per row so
+// The integer epilogue is two instructions a (head, key), both on the FMA pipe. The s32 dot's bits
+// read as an fp32 are dot * 2^-149 (a subnormal) for dot >= 0 and a NaN or a negative number
+// below it, so saturating them to [0, 1] (NaN goes to +0) is relu(dot) * 2^-149; the fma against the head weight scaled by 2^k (k chosen per row so
 // that every nonzero weight lands in [2^23, 2^127)) makes every product and partial sum a multiple
 // of 2^-149 below 1, where fp32 rounding is that of the unscaled sums scaled: the head sum, times
 // 2^(149 - k), has the bits of sum(w * relu(dot)) in fp32, in the same order. Both instructions
@@ -233,10 +233,12 @@ MXI_DEVICE void wgmma_u8s8(int32_t (&d)[N / 2], const uint32_t (&a)[4], uint64_t
   else wgmma_m64n32k32_u8s8<Accumulate>(d, a, desc);
 }
 
-/// relu(x) * 2^-149 for an s32 dot x (see the file comment): max of x's bits as an fp32 and 0.
+/// relu(x) * 2^-149 for an s32 dot x (see the file comment): x's bits as an fp32, times 1,
+/// saturated to [0, 1]. A multiply runs on the FMA pipe; a max would take the half-rate ALU pipe,
+/// which the key expand keeps busy (Nsight Compute: math-pipe throttle stalls).
 MXI_DEVICE float relu_subnormal(int32_t x) {
   float r;
-  asm("max.f32 %0, %1, 0f00000000;" : "=f"(r) : "f"(__int_as_float(x)));
+  asm("mul.rn.sat.f32 %0, %1, 0f3F800000;" : "=f"(r) : "f"(__int_as_float(x)));
   return r;
 }
 
