@@ -436,25 +436,28 @@ uint8_t& key_scale(testing::host_workload& w, int r, int64_t pos, int b) {
 
 TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside", "[gpu][logits]") {
   REQUIRE_GPU();
-  for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
-    testing::workload_spec s = testing::decode_spec(3, 900, 2, 41);
-    s.layout = layout;
-    testing::host_workload w = testing::make_workload(s);
-    for (int r = 0; r < 3; ++r)
-      for (int64_t pos = 0; pos < w.seq_lens[r]; ++pos) {
-        if (pos % 7 == 3) {  // spread 4: one block 2^4 above the key's lowest
-          uint8_t lo = 255;
-          for (int b = 0; b < 4; ++b) lo = std::min(lo, key_scale(w, r, pos, b));
-          key_scale(w, r, pos, static_cast<int>(pos % 4)) = static_cast<uint8_t>(lo + 4);
+  // One-row groups (decode's usual case) and two-row ones.
+  for (const int next_n : {1, 2}) {
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+      testing::workload_spec s = testing::decode_spec(3, 900, next_n, 41);
+      s.layout = layout;
+      testing::host_workload w = testing::make_workload(s);
+      for (int r = 0; r < 3; ++r)
+        for (int64_t pos = 0; pos < w.seq_lens[r]; ++pos) {
+          if (pos % 7 == 3) {  // spread 4: one block 2^4 above the key's lowest
+            uint8_t lo = 255;
+            for (int b = 0; b < 4; ++b) lo = std::min(lo, key_scale(w, r, pos, b));
+            key_scale(w, r, pos, static_cast<int>(pos % 4)) = static_cast<uint8_t>(lo + 4);
+          }
+          if (pos % 97 == 50)  // every block tiny: below the fold's range
+            for (int b = 0; b < 4; ++b) key_scale(w, r, pos, b) = 90;
         }
-        if (pos % 97 == 50)  // every block tiny: below the fold's range
-          for (int b = 0; b < 4; ++b) key_scale(w, r, pos, b) = 90;
+      // Request 2's rows fall back as a group: one head weight below 2^-32.
+      w.weights[static_cast<size_t>(w.query_start_loc[2]) * s.num_heads + 7] = 1e-12f;
+      for (const arch::target target : targets_here()) {
+        INFO(name_of(target) << " layout " << int(layout) << " next_n " << next_n);
+        check_dense(w, target);
       }
-    // Request 2's two rows fall back as a group: one head weight below 2^-32.
-    w.weights[static_cast<size_t>(w.query_start_loc[2]) * s.num_heads + 7] = 1e-12f;
-    for (const arch::target target : targets_here()) {
-      INFO(name_of(target) << " layout " << int(layout));
-      check_dense(w, target);
     }
   }
 }
