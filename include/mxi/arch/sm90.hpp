@@ -15,11 +15,12 @@
 //
 // The integer epilogue is two instructions a (head, key), both on the FMA pipe. The s32 dot's bits
 // read as an fp32 are dot * 2^-149 (a subnormal) for dot >= 0 and a NaN or a negative number
-// below it, so saturating them to [0, 1] (NaN goes to +0) is relu(dot) * 2^-149; the fma against the head weight scaled by 2^k (k chosen per row so
-// that every nonzero weight lands in [2^23, 2^127)) makes every product and partial sum a multiple
-// of 2^-149 below 1, where fp32 rounding is that of the unscaled sums scaled: the head sum, times
-// 2^(149 - k), has the bits of sum(w * relu(dot)) in fp32, in the same order. Both instructions
-// are inline PTX without .ftz, so a caller's -ftz=true cannot flush the subnormals.
+// below it, so saturating them to [0, 1] (NaN goes to +0) is relu(dot) * 2^-149; the fma
+// against the head weight scaled by 2^k (k chosen per row so that every nonzero weight lands in
+// [2^23, 2^127)) makes every product and partial sum a multiple of 2^-149 below 1, where fp32
+// rounding is that of the unscaled sums scaled: the head sum, times 2^(149 - k), has the bits of
+// sum(w * relu(dot)) in fp32, in the same order. Both instructions are inline PTX without .ftz,
+// so a caller's -ftz=true cannot flush the subnormals.
 //
 // E4M3 per block (the fallback, for keys or rows that do not fold). Hopper's FP8 accumulator
 // keeps ~14 bits, so each MXFP4 block (K = 32) is its own wgmma from zero, whose sum of 32 E2M1
