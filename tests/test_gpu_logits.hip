@@ -463,55 +463,74 @@ TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside
 }
 
 TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logits][candidate]") {
+  // Candidate blocks of 1 .. 16 tokens in pages of 16 and 64 (blocks that straddle pages, several
+  // a page, tokens out of page order in a tile), both layouts. Each valid column must be within
+  // the tolerance of the float64 truth and carry the bits the dense kernel gives its position
+  // (the same key, the same row); columns past the valid prefix stay unwritten.
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
-      testing::workload_spec s = testing::decode_spec(4, 3000, 2, 21);
-      s.layout = layout;
-      const testing::host_workload w = testing::make_workload(s);
-      const int cbs = 8, ncb = 40;
-      std::mt19937 rng(3);
-      std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb), -1), counts(static_cast<size_t>(w.num_tokens));
-      for (int64_t t = 0; t < w.num_tokens; ++t) {
-        const int64_t live = (w.visible(t) + cbs - 1) / cbs;
-        std::set<int32_t> pick;
-        pick.insert(static_cast<int32_t>(live - 1));  // the newest, partly filled block
-        while (static_cast<int64_t>(pick.size()) < std::min<int64_t>(ncb - 5, live))
-          pick.insert(static_cast<int32_t>(rng() % live));
-        std::copy(pick.begin(), pick.end(), ids.begin() + t * ncb);
-        counts[t] = static_cast<int32_t>(pick.size());
-      }
-      device_problem d(w);
-      d.compute_rows();
-      device_buffer<int32_t> d_ids(ids), d_counts(counts);
-      const int64_t ld = ncb * cbs;
-      device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
-      out.fill_bytes(0x7F);
-      device::paged_logits_args a = d.logits_args(out.data(), ld);
-      a.clean = false;
-      a.candidate_ids = d_ids.data();
-      a.candidate_stride = ncb;
-      a.candidate_counts = d_counts.data();
-      a.candidate_block_size = cbs;
-      device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
-      gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch candidate logits");
-      const std::vector<float> host = out.download();
-      for (int64_t t = 0; t < w.num_tokens; ++t) {
-        const testing::row_truth truth = testing::exact_row(w, t);
-        const int64_t valid = device::candidate_columns(ids.data() + t * ncb, counts[t], cbs, w.visible(t));
-        INFO(name_of(target) << " token " << t);
-        for (int64_t col = 0; col < counts[t] * cbs; ++col) {
-          const int64_t pos = static_cast<int64_t>(ids[t * ncb + col / cbs]) * cbs + col % cbs;
-          const float got = host[t * ld + col];
-          if (col >= valid) {
-            REQUIRE(pos >= truth.visible);
-            REQUIRE(bit_cast<uint32_t>(got) == 0x7F7F7F7Fu);  // not written
-            continue;
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+      for (const int bs : {16, 64})
+        for (const int cbs : {1, 5, 8, 16}) {
+          testing::workload_spec s = testing::decode_spec(3, 3000, 1, 21 + bs + cbs);
+          s.layout = layout;
+          s.block_size = bs;
+          const testing::host_workload w = testing::make_workload(s);
+          const int ncb = 600 / cbs;
+          std::mt19937 rng(3 + cbs);
+          std::vector<int32_t> ids(static_cast<size_t>(w.num_tokens * ncb), -1),
+              counts(static_cast<size_t>(w.num_tokens));
+          for (int64_t t = 0; t < w.num_tokens; ++t) {
+            const int64_t live = (w.visible(t) + cbs - 1) / cbs;
+            std::set<int32_t> pick;
+            pick.insert(static_cast<int32_t>(live - 1));  // the newest, partly filled block
+            while (static_cast<int64_t>(pick.size()) < std::min<int64_t>(ncb - 5, live))
+              pick.insert(static_cast<int32_t>(rng() % live));
+            std::copy(pick.begin(), pick.end(), ids.begin() + t * ncb);
+            counts[t] = static_cast<int32_t>(pick.size());
           }
-          REQUIRE(std::fabs(got - truth.score[pos]) <= 1e-5 * truth.scale[pos]);
+          device_problem d(w);
+          d.compute_rows();
+          device_buffer<int32_t> d_ids(ids), d_counts(counts);
+          device_buffer<char> ws(
+              device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
+          const int64_t dense_ld = w.max_model_len;
+          device_buffer<float> dense(static_cast<size_t>(w.num_tokens * dense_ld));
+          gpu_check(device::launch_paged_logits(d.logits_args(dense.data(), dense_ld), ws.data(),
+                                                nullptr, &target),
+                    "launch dense logits");
+          const int64_t ld = ncb * cbs;
+          device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
+          out.fill_bytes(0x7F);
+          device::paged_logits_args a = d.logits_args(out.data(), ld);
+          a.clean = false;
+          a.candidate_ids = d_ids.data();
+          a.candidate_stride = ncb;
+          a.candidate_counts = d_counts.data();
+          a.candidate_block_size = cbs;
+          gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target),
+                    "launch candidate logits");
+          const std::vector<float> host = out.download(), dense_host = dense.download();
+          for (int64_t t = 0; t < w.num_tokens; ++t) {
+            const testing::row_truth truth = testing::exact_row(w, t);
+            const int64_t valid =
+                device::candidate_columns(ids.data() + t * ncb, counts[t], cbs, w.visible(t));
+            INFO(name_of(target) << " layout " << int(layout) << " bs " << bs << " cbs " << cbs
+                                 << " token " << t);
+            for (int64_t col = 0; col < counts[t] * cbs; ++col) {
+              const int64_t pos = static_cast<int64_t>(ids[t * ncb + col / cbs]) * cbs + col % cbs;
+              const float got = host[t * ld + col];
+              if (col >= valid) {
+                REQUIRE(pos >= truth.visible);
+                REQUIRE(bit_cast<uint32_t>(got) == 0x7F7F7F7Fu);  // not written
+                continue;
+              }
+              REQUIRE(std::fabs(got - truth.score[pos]) <= 1e-5 * truth.scale[pos]);
+              REQUIRE(bit_cast<uint32_t>(got) ==
+                      bit_cast<uint32_t>(dense_host[t * dense_ld + pos]));
+            }
+          }
         }
-      }
-    }
 }
 
 TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows", "[gpu][row_info]") {

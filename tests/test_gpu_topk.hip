@@ -480,6 +480,18 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   d.resident_max = 1;  // one block an SM: 4 a row would need a second wave
   REQUIRE(plan(64, 32768).blocks == 2);
   REQUIRE(plan(64, 32768).smem <= d.budget[1]);
+  // The H200's processing clusters hold 15 clusters of 8 blocks of 1024 threads: 16 rows take
+  // clusters of 4 rather than wait for a second wave; 15 rows keep 8.
+  d.clusters[2] = 66;
+  d.clusters[4] = 32;
+  d.clusters[8] = 15;
+  REQUIRE(plan(16, 16384).blocks == 4);
+  REQUIRE(plan(15, 16384).blocks == 8);
+  REQUIRE(plan(33, 32768).blocks == 2);
+  // ... unless the halved cluster's slices would stream from global memory.
+  REQUIRE(plan(16, int64_t{1} << 20).blocks == 8);
+  d.clusters[4] = 30;
+  REQUIRE(plan(32, 131072).blocks == 4);
 }
 
 TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candidates]") {

@@ -242,6 +242,11 @@ struct cluster_device {
   int resident_max = 1;  ///< blocks a multiprocessor holds at most (threads, registers)
   /// budget[r]: the shared memory a block may take so that r blocks fit a multiprocessor.
   size_t budget[most_resident + 1] = {};
+  /// clusters[c]: clusters of c blocks (a power of two) resident at once at one block a
+  /// multiprocessor (0: the device does not say). A cluster sits in one processing cluster, so
+  /// this can be below sms / c: an H200 holds 15 clusters of 8, and a 16th would wait for a
+  /// second wave.
+  int clusters[platform::max_cluster_blocks_any + 1] = {};
 };
 
 /// One cluster launch: blocks a row, the widest slice a block holds in shared memory, its bytes.
@@ -269,7 +274,10 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
     }
     d->budget[r] = bytes;
   }
-  return platform::max_cluster_blocks(kernel, device, Threads, limit, &d->max_blocks);
+  e = platform::max_cluster_blocks(kernel, device, Threads, limit, &d->max_blocks);
+  for (int c = 1; c <= d->max_blocks && e == platform::success; c *= 2)
+    e = platform::max_active_clusters(kernel, Threads, limit, c, d->sms, &d->clusters[c]);
+  return e;
 }
 
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
@@ -289,6 +297,15 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
     // More blocks than stay resident at once would run in a second wave: half as many blocks,
     // each twice the slice, leave a few SMs idle but finish sooner.
     if (c > 1 && s.rows * c > static_cast<int64_t>(d.sms) * d.resident_max) c /= 2;
+    // Clusters fit in processing clusters, not only in SMs (16 rows in clusters of 8 would need
+    // 16 of an H200's 15): halve them too, while the doubled slice still sits in shared memory
+    // (a streamed slice costs more than the second wave: 32 x 131K took 85 us in clusters of 2,
+    // 53 in two waves of 4).
+    const int64_t held = smem_t::max_slice(d.budget[1]);
+    while (c > 1 && d.clusters[c] > 0 &&
+           s.rows > static_cast<int64_t>(d.clusters[c]) * d.resident_max &&
+           (std::max<int64_t>(s.width, 0) + c / 2 - 1) / (c / 2) <= held)
+      c /= 2;
   }
   const int64_t launched = s.rows * c;
   const int64_t resident =

@@ -2,7 +2,8 @@
 // once on one GPU processing cluster, can read each other's shared memory and share a barrier.
 // Device side: the calling block's cluster size and rank, the cluster barrier (whole or split in
 // arrive / wait), and a pointer into another block's shared memory. Host side: the largest cluster
-// a kernel may launch with (platform/launch.hpp launches clusters).
+// a kernel may launch with, and how many clusters of a size a device holds at once
+// (platform/launch.hpp launches clusters).
 //
 // Where clusters do not exist (HIP, a CUDA pass below sm_90) the same names describe a cluster of
 // one block: size 1, rank 0, the barrier is __syncthreads, the pointer is the block's own; the host
@@ -87,10 +88,42 @@ MXI_DEVICE T* cluster_shared(T* p, unsigned rank) {
 #endif
 }
 
+/// How many clusters of `blocks` blocks of `kernel` (at `threads` threads and `smem` bytes of
+/// dynamic shared memory a block) the current device holds at once: a cluster sits in one GPU
+/// processing cluster, so fewer fit than the multiprocessors alone allow (an H200 holds 15 of 8
+/// blocks of 1024 threads, not 16). 0 where the device cannot say; 1 block: `fallback`.
+template <class... Params>
+error_t max_active_clusters(void (*kernel)(Params...), int threads, size_t smem, int blocks,
+                            int fallback, int* out) {
+  *out = fallback;
+#if MXI_PLATFORM_HIP
+  (void)kernel, (void)threads, (void)smem, (void)blocks;
+  return success;
+#else
+  if (blocks <= 1) return success;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = smem;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(blocks);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  if (cudaOccupancyMaxActiveClusters(out, kernel, &config) != success) {
+    (void)cudaGetLastError();
+    *out = 0;
+  }
+  return success;
+#endif
+}
+
 /// The largest cluster `kernel` may be launched with on `device` (the current device) at
 /// `threads` threads and `smem` bytes of dynamic shared memory a block (its maximum attribute
 /// already raised that far): 1 without clusters; 16 where the non-portable size is allowed and
-/// cudaOccupancyMaxActiveClusters places at least one such cluster; else 8. Sets the kernel's
+/// the device places at least one such cluster (max_active_clusters); else 8. Sets the kernel's
 /// non-portable attribute when it answers 16.
 template <class... Params>
 error_t max_cluster_blocks(void (*kernel)(Params...), int device, int threads, size_t smem,
@@ -113,24 +146,10 @@ error_t max_cluster_blocks(void (*kernel)(Params...), int device, int threads, s
     (void)cudaGetLastError();  // not allowed here: the portable size stands
     return success;
   }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(max_cluster_blocks_any);
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = smem;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = max_cluster_blocks_any;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != success) {
-    (void)cudaGetLastError();
-    return success;
-  }
-  if (clusters >= 1) *out = max_cluster_blocks_any;
-  return success;
+  e = max_active_clusters(kernel, threads, smem, max_cluster_blocks_any, 0, &clusters);
+  if (e == success && clusters >= 1) *out = max_cluster_blocks_any;
+  return e;
 #endif
 }
 
