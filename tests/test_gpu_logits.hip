@@ -492,8 +492,8 @@ TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logi
           device_problem d(w);
           d.compute_rows();
           device_buffer<int32_t> d_ids(ids), d_counts(counts);
-          device_buffer<char> ws(
-              device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
+          device_buffer<char> ws(device::paged_logits_workspace(
+              w.num_tokens, static_cast<int>(w.seq_lens.size()), int64_t{ncb} * cbs));
           const int64_t dense_ld = w.max_model_len;
           device_buffer<float> dense(static_cast<size_t>(w.num_tokens * dense_ld));
           gpu_check(device::launch_paged_logits(d.logits_args(dense.data(), dense_ld), ws.data(),

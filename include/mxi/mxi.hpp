@@ -139,10 +139,11 @@ status quantize_q(const q_quantize_args& args, const execution& exec);
 
 /// Bytes of workspace `run_indexer` / `run_candidate_indexer` need on backend `b`: 0 for the CPU
 /// backends. On the GPU, from the arguments alone (no device data is read): 8 bytes a token and
-/// 4 a request of row information, plus one chunk of C rows of score scratch, C x (4 W + S)
+/// 4 a request of row information, plus one chunk of C rows of score scratch, C x (4 W + S + P)
 /// bytes, where W is max_model_len rounded up to 4 (entry B: NCB x cbs; 0 for entry A when the
 /// caller passes a logits buffer), S the select's per-row scratch (20 KB, 8 bytes per 4096
-/// columns of W, 4 k more in score order, 4 W / cbs more when publishing), and C = T split evenly
+/// columns of W, 4 k more in score order, 4 W / cbs more when publishing), P each candidate
+/// column's page and token (entry B: 8 NCB x cbs; 0 for entry A), and C = T split evenly
 /// into the fewest chunks of at most 1 GiB; plus the logits plan (16 bytes a row of a chunk, 20 a
 /// request) and, for entry B, the prepared pool (4 (NCB + 1) bytes a token); each part 256-byte
 /// aligned. It does not depend on the rows' lengths, which live on the device.

@@ -47,6 +47,8 @@ struct plan {
   bool own_scores = true;   ///< scores go to the workspace (else to args.logits)
   int64_t blocks = 0;       ///< publish: live-block columns of a row (0: no publish)
   int num_candidates = 0;   ///< NCB of the pool read or written
+  int64_t slot_columns =
+      0;  ///< entry B: NCB x cbs, the candidate columns the logits kernel resolves
   size_t row_info_bytes = 0, checks_bytes = 0, prepared_bytes = 0, logits_plan_bytes = 0;
   size_t scores_bytes = 0, block_keys_bytes = 0, select_bytes = 0;
 
@@ -69,11 +71,14 @@ void size_chunks(plan& p, int num_requests, int k, output_order order) {
   if (p.tokens == 0) return;
   p.chunk_rows = 1;
   const size_t per_row = static_cast<size_t>(p.own_scores ? p.ld : 0) * sizeof(float) +
-                         static_cast<size_t>(p.blocks) * sizeof(uint32_t) + select_bytes(p, k, order);
+                         static_cast<size_t>(p.blocks) * sizeof(uint32_t) +
+                         select_bytes(p, k, order) +
+                         static_cast<size_t>(p.slot_columns) * 2 * sizeof(int32_t);
   const int64_t most = std::max<int64_t>(1, std::min<int64_t>(p.tokens, static_cast<int64_t>(chunk_budget / per_row)));
   const int64_t chunks = (p.tokens + most - 1) / most;
   p.chunk_rows = (p.tokens + chunks - 1) / chunks;  // even chunks: no short last one
-  p.logits_plan_bytes = platform::aligned_size(device::paged_logits_workspace(p.chunk_rows, num_requests));
+  p.logits_plan_bytes = platform::aligned_size(
+      device::paged_logits_workspace(p.chunk_rows, num_requests, p.slot_columns));
   p.scores_bytes = p.own_scores ? platform::aligned_size(static_cast<size_t>(p.chunk_rows * p.ld) * sizeof(float)) : 0;
   p.block_keys_bytes = platform::aligned_size(static_cast<size_t>(p.chunk_rows * p.blocks) * sizeof(uint32_t));
   p.select_bytes = select_bytes(p, k, order);
@@ -124,7 +129,8 @@ status make_plan(const candidate_indexer_args& a, plan& p) {
                        " on the GPU backend, got " +
                        std::to_string(a.candidates.num_blocks));
   p.num_candidates = a.candidates.num_blocks;
-  p.width = std::min<int64_t>(int64_t{a.candidates.num_blocks} * a.candidates.block_size, a.max_model_len);
+  p.slot_columns = int64_t{a.candidates.num_blocks} * a.candidates.block_size;
+  p.width = std::min<int64_t>(p.slot_columns, a.max_model_len);
   p.ld = align_up(p.width, score_row_floats);
   p.prepared_bytes = platform::aligned_size(static_cast<size_t>(p.tokens) * (a.candidates.num_blocks + 1) * sizeof(int32_t));
   if (!device::topk_supports(topk_shape{1, p.width, a.topk.k, a.topk.order}))

@@ -135,6 +135,14 @@ MXI_DEVICE void barrier_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 #endif
 }
+/// One arrival on `bar` once every cp.async this thread issued so far has landed: one of the
+/// arrivals the barrier's count expects (noinc), so a warp's 32 lanes complete a phase of 32.
+MXI_DEVICE void copy_arrive(uint64_t* bar) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar))
+               : "memory");
+#endif
+}
 /// Orders this thread's earlier shared-memory accesses (generic proxy) before the bulk copies it
 /// issues next (async proxy) into the same bytes.
 MXI_DEVICE void fence_proxy_async() {

@@ -1,8 +1,9 @@
-// Which logits tile a device runs: a policy type per target, chosen on the host from the device's
-// compute capability (NVIDIA) or gfx name (AMD). Kernels take the policy as a template parameter;
-// `compiled_here` says whether the current device pass can run it (other passes compile a trap).
-// Every target name exists on both vendors (tests and benches name them); a target this build has
-// no tile for runs the generic one.
+// Which logits tile a device runs: a target chosen on the host from the device's compute
+// capability (NVIDIA) or gfx name (AMD). The row-scorer targets (generic, gfx950) have a policy
+// type that paged_logits_kernel takes as a template parameter; `compiled_here` says whether the
+// current device pass can run it (other passes compile a trap). sm90 runs its own kernel
+// (device/detail/pipelined_logits_kernel.hpp). Every target name exists on both vendors (tests
+// and benches name them); a target this build has no tile for runs the generic one.
 #pragma once
 
 #include <cstring>
@@ -30,20 +31,7 @@ struct generic_policy {
   using scorer = generic::row_scorer<WaveSize, Heads>;
 };
 
-#if !MXI_PLATFORM_HIP
-struct sm90_policy {
-  static constexpr target kind = target::sm90;
-  static constexpr int wave_size = sm90::wave_size;
-#if !defined(__CUDA_ARCH__) || MXI_ARCH_SM90_WGMMA
-  static constexpr bool compiled_here = true;
-#else
-  static constexpr bool compiled_here = false;
-#endif
-  /// A warpgroup scores up to 4 rows a tile (wgmma; the kernel's unit interface).
-  template <int Heads>
-  using unit_scorer = sm90::tile_scorer<Heads>;
-};
-#else
+#if MXI_PLATFORM_HIP
 /// gfx950 (MI355X): one scaled MFMA (E2M1 x E2M1, K = 128) per 16 heads x 16 keys, wave64.
 struct gfx950_policy {
   static constexpr target kind = target::gfx950;

@@ -288,26 +288,17 @@ MXI_HOST_DEVICE uint32_t key_shift_word(uint32_t raw_scales, int8_fold f) {
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
 MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int>(e << 23)); }
 
-/// Scores up to 4 query rows (Heads heads each, D = 128) against one staged 64-key tile; one
-/// warpgroup, the rows' query in the unit's shared scratch.
+/// Scores up to 4 query rows (Heads heads each, D = 128) against one staged 64-key tile, a page
+/// tile of the cache's layout (arch/key_tile.hpp); one warpgroup, the rows' query in its shared
+/// scratch.
 template <int Heads>
 struct tile_scorer {
   static_assert(Heads == 32 || Heads == 64 || Heads == 128, "H: 32, 64 or 128 (padded)");
-  static constexpr int unit_threads = warpgroup_threads;  ///< threads that score together
-  static constexpr int max_rows = 4;                      ///< query rows a unit scores at once
-  static constexpr int step_keys = key_tile_shape::keys;  ///< the whole tile (M = 64)
-  /// Blocks an SM the registers must allow (shared memory allows 4 for one row of H <= 64).
-  static constexpr int min_blocks = Heads <= 64 ? 4 : 2;
-  static constexpr bool float_scales = false;  ///< reads the raw scale words
-  /// Tiles staged as pages of the cache's layout (arch/key_tile.hpp): dense ones in bulk copies.
-  template <class Layout>
-  using tile = page_tile<Layout>;
+  static constexpr int max_rows = 4;  ///< query rows a warpgroup scores at once
   /// Each staged key is prepared once for the tile (prepare_key): its four blocks' shifts e_b -
   /// low, a byte each (which of the scorer's u8 tables the block's expand reads), and its factor
   /// 2^(low - 127), 0 where it does not fold; the kernel flags a tile holding such a key
-  /// (key_tile::flagged).
-  static constexpr bool prepares_keys = true;
-  /// [keys] shift words, then [keys] factors.
+  /// (key_tile::flagged). [keys] shift words, then [keys] factors.
   static constexpr int prepared_bytes = key_tile_shape::keys * 8;
   /// Prepares key n of the tile from its scale word; true where it does not fold.
   MXI_DEVICE static bool prepare_key(uint32_t raw_scales, int n, void* prepared) {

@@ -116,6 +116,10 @@ struct candidate_keys {
   static constexpr bool candidate = true;
   candidate_positions positions;  ///< ids, stride, cbs
   const int32_t* counts;
+  /// sm90: each valid column's page id and token, row t at (t - row_begin) * slot_stride
+  /// (candidate_slots_kernel fills them before the pipelined kernel stages the keys).
+  const int2* slots = nullptr;
+  int64_t slot_stride = 0;
   MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
     return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
   }

@@ -4,20 +4,20 @@
 // Two modes share one kernel through a key map:
 //   dense      col = position s in [0, visible(t)); `clean` fills [visible, width) with -inf.
 //   candidate  per row a list of candidate block ids (ascending, deduplicated, every block live:
-//              id * cbs < visible) and its count n; col = j * cbs + i <-> position ids[j] * cbs + i.
-//              The valid columns are then the prefix [0, candidate_columns(...)) (select_rows.hpp:
-//              only the last block can be partly visible); columns past it are not written. Only
-//              the candidate tokens' bytes are read.
+//              id * cbs < visible) and its count n; col = j * cbs + i <-> position ids[j] * cbs +
+//              i. The valid columns are then the prefix [0, candidate_columns(...))
+//              (select_rows.hpp: only the last block can be partly visible); columns past it are
+//              not written. Only the candidate tokens' bytes are read.
 //
 // Launch shape: a plan kernel (one block, logits_plan.hpp) splits the rows into groups of G
 // consecutive tokens of one request (G = 1 in candidate mode) and each group's key range into
-// chunks sized so the items outnumber the resident blocks. Dense keys on sm90 then take the
-// warp-specialised kernel (detail/pipelined_logits_kernel.hpp); everything else, this file's
-// persistent kernel (SMs x occupancy blocks of 4 waves), walks the items. Each block stages 64-key tiles (4-stage cp.async pipeline, one block
-// barrier a tile) in shared memory. The arch policy's scorer works in units: on sm90 (candidate
-// keys) one warpgroup scores all G rows of the group against the whole tile (wgmma, the G rows' heads side
-// by side, every K byte read once); elsewhere wave w scores row w % G over a 1/(4/G) share of
-// each tile with a row scorer that holds the query row in registers. Addressing is 64-bit.
+// chunks sized so the items outnumber the resident blocks. On sm90 both modes then take the
+// warp-specialised kernel (detail/pipelined_logits_kernel.hpp; candidate keys after
+// candidate_slots_kernel resolved each column's page and token); elsewhere this file's persistent
+// kernel (SMs x occupancy blocks of 4 waves) walks the items. Each block stages 64-key tiles
+// (4-stage cp.async pipeline, one block barrier a tile) in shared memory, and wave w scores row
+// w % G over a 1/(4/G) share of each tile with the arch policy's row scorer, which holds the query
+// row in registers. Addressing is 64-bit.
 #pragma once
 
 #include <algorithm>
@@ -55,8 +55,6 @@ struct row_unit {
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
   static constexpr bool float_scales = Row::float_scales;  // the kernel converts them a tile
-  static constexpr bool prepares_keys = false;  // no prepare_key
-  static constexpr int prepared_bytes = 0;
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
   template <class Layout>
   using tile = arch::swizzled_tile;  // the row scorers read key_tile_shape::word
@@ -73,21 +71,14 @@ struct row_unit {
   }
 };
 
-/// The policy's unit scorer: its own `unit_scorer` (sm90: a warpgroup, several rows) or its row
-/// scorer wrapped in row_unit.
-template <class Policy, int Heads, class = void>
-struct unit_scorer_of {
-  using type = row_unit<typename Policy::template scorer<Heads>, Policy::wave_size, Heads>;
-};
+/// The policy's row scorer as a unit.
 template <class Policy, int Heads>
-struct unit_scorer_of<Policy, Heads, std::void_t<typename Policy::template unit_scorer<Heads>>> {
-  using type = typename Policy::template unit_scorer<Heads>;
-};
+using unit_scorer_of = row_unit<typename Policy::template scorer<Heads>, Policy::wave_size, Heads>;
 
 template <class Policy, int Heads>
 struct logits_smem {
   using shape = arch::key_tile_shape;
-  using scorer = typename unit_scorer_of<Policy, Heads>::type;
+  using scorer = unit_scorer_of<Policy, Heads>;
   static constexpr int raw_scale_bytes = shape::keys * 4;
   static constexpr int float_scale_bytes = scorer::float_scales ? shape::keys * shape::blocks * 4 : 0;
   static constexpr int stage_bytes = shape::value_bytes + raw_scale_bytes + float_scale_bytes;
@@ -96,23 +87,23 @@ struct logits_smem {
   /// scoring, not by HBM latency).
   static constexpr int stages = 4;
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
-  /// What the scorer's prepare_key writes for the tile being scored (16-byte aligned).
-  static constexpr int prepared_bytes = align_up(scorer::prepared_bytes, 16);
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 16); }
   static constexpr int bytes(int units, int group) {
-    return stages * stage_bytes + column_bytes + prepared_bytes + units * scratch_stride(group);
+    return stages * stage_bytes + column_bytes + units * scratch_stride(group);
   }
 };
 
-// Units (a wave, or an sm90 warpgroup) split a group's rows into sets of at most max_rows rows,
-// one set a unit; the units of a set split each tile's keys. One block barrier a tile (two when
-// the scorer reads fp32 key scales, converted in shared memory once per tile), one an item.
-// Staging: the key-tile loader (arch::load_key_tile, cp.async), into the tile addressing the
-// scorer reads (dense keys on sm90 take pipelined_logits_kernel instead).
+// Units (a wave) split a group's rows into sets of at most max_rows rows, one set a unit; the
+// units of a set split each tile's keys. One block barrier a tile (two when the scorer reads fp32
+// key scales, converted in shared memory once per tile), one an item. Staging: the key-tile loader
+// (arch::load_key_tile, cp.async), into the tile addressing the scorer reads.
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
-__global__ __launch_bounds__(Waves * Policy::wave_size, (unit_scorer_of<Policy, Heads>::type::min_blocks)) void
-paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) {
+__global__ __launch_bounds__(
+    Waves* Policy::wave_size,
+    (unit_scorer_of<Policy, Heads>::min_blocks)) void paged_logits_kernel(paged_logits_args a,
+                                                                          KeyMap map, int group,
+                                                                          plan_view plan) {
   if constexpr (!Policy::compiled_here) {
     platform::trap();
   } else {
@@ -126,14 +117,13 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x;
     const int unit = tid / scorer_t::unit_threads;
-    // The host keeps units % sets == 0; one unit (sm90) is one set and one slice, known here.
-    const int sets = units == 1 ? 1 : (group + max_rows - 1) / max_rows;
+    const int sets = (group + max_rows - 1) / max_rows;  // the host keeps units % sets == 0
     const int set = unit % sets, slices = units / sets, slice = unit / sets;
     auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
     int32_t* column_page = column_token + max_chunk;
     using tile_t = typename scorer_t::template tile<Layout>;
-    unsigned char* prepared = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes;
-    void* scratch = prepared + smem_t::prepared_bytes + unit * smem_t::scratch_stride(group);
+    void* scratch = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes +
+                    unit * smem_t::scratch_stride(group);
     platform::wait_for_prior_grid();  // launched chained
     platform::allow_next_grid();
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
@@ -213,17 +203,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
         auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
         arch::copy_wait<smem_t::stages - 2>();
         // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
-        // Where the scorer prepares keys, thread n (which copied key n's scale word and sees it
-        // after its own wait) prepares key n once for every unit, and votes on that barrier.
-        bool flagged = false;
-        if constexpr (scorer_t::prepares_keys) {
-          bool flag = false;
-          if (tid < shape::keys && k0 + tid < k_end && column_token[k0 + tid - k_begin] >= 0)
-            flag = scorer_t::prepare_key(words[tile_t::scale_word(tid)], tid, prepared);
-          flagged = platform::block_barrier_or(flag);
-        } else {
-          platform::block_barrier();
-        }
+        platform::block_barrier();
         const int next = i + smem_t::stages - 1;
         if (next < tiles) stage(k_begin + next * shape::keys, (staged + smem_t::stages - 1) % smem_t::stages);
         else arch::copy_commit();
@@ -234,7 +214,7 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
           platform::block_barrier();
         }
         if (set_limit > k0) {
-          const arch::key_tile tile{words, scales, prepared, flagged};
+          const arch::key_tile tile{words, scales};
           for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
                n0 += slices * scorer_t::step_keys) {
             if (k0 + n0 >= set_limit) break;
@@ -249,6 +229,24 @@ paged_logits_kernel(paged_logits_args a, KeyMap map, int group, plan_view plan) 
       }
       platform::block_barrier();  // the item's stages, column tables and queries are free
     }
+  }
+}
+
+/// Each valid candidate column's page id and token: slots[(t - row_begin) * stride + col], a
+/// thread a column (blockIdx.y strides over the rows).
+__global__ void candidate_slots_kernel(paged_logits_args a, candidate_keys map, int2* slots,
+                                       int64_t stride) {
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t t = a.row_begin + blockIdx.y; t < a.row_end; t += gridDim.y) {
+    const row_info info = a.rows[t];
+    if (info.visible <= 0 || col >= map.columns(t, info.visible)) continue;
+    const int64_t pos = map.position(t, col);
+    const int32_t* table =
+        a.block_table + static_cast<int64_t>(info.request) * a.block_table_stride;
+    slots[(t - a.row_begin) * stride + col] =
+        make_int2(table[pos / a.block_size], static_cast<int32_t>(pos % a.block_size));
   }
 }
 
@@ -268,9 +266,13 @@ __global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out
 
 }  // namespace detail
 
-/// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests.
-inline size_t paged_logits_workspace(int64_t rows, int num_requests) {
-  return detail::plan_view::bytes(rows, num_requests);
+/// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests, with
+/// `candidate_columns` (NCB x cbs) columns a row in candidate mode: the plan, then each candidate
+/// column's page id and token (two int32; the sm90 kernel's staging reads them).
+inline size_t paged_logits_workspace(int64_t rows, int num_requests,
+                                     int64_t candidate_columns = 0) {
+  return platform::aligned_size(detail::plan_view::bytes(rows, num_requests)) +
+         static_cast<size_t>(rows * candidate_columns) * 2 * sizeof(int32_t);
 }
 
 #if MXI_GPU_COMPILER
@@ -346,13 +348,24 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
       return launch_logits_heads<L, arch::gfx950_policy>(a, map, group, ws, stream);
 #else
     if (target == arch::target::sm90) {
-      // Dense keys take the warp-specialised kernel; candidate keys (a cp.async a key) this one.
-      if constexpr (!KeyMap::candidate)
-        return with_heads(a.num_heads, [&](auto heads) {
-          return launch_pipelined_logits<L, decltype(heads)::value>(a, group, ws, stream);
-        });
-      else
-        return launch_logits_heads<L, arch::sm90_policy>(a, map, group, ws, stream);
+      KeyMap keys = map;
+      if constexpr (KeyMap::candidate) {  // the keys' slots first, after the plan's words
+        auto* slots =
+            reinterpret_cast<int2*>(static_cast<char*>(ws) +
+                                    platform::aligned_size(plan_view::bytes(rows, a.num_requests)));
+        keys.slots = slots;
+        keys.slot_stride = a.candidate_stride * a.candidate_block_size;
+        constexpr int threads = 256;
+        const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
+                        static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+        const platform::error_t e =
+            platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
+                             stream, a, keys, slots, keys.slot_stride);
+        if (e != platform::success) return e;
+      }
+      return with_heads(a.num_heads, [&](auto heads) {
+        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, stream);
+      });
     }
 #endif
     platform::error_t r = platform::success;

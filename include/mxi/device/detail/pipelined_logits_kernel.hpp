@@ -1,8 +1,14 @@
-// The sm90 logits kernel for dense keys, warp-specialised: a block is one producer warpgroup and
-// Consumers consumer warpgroups around a ring of Stages page tiles in shared memory.
-//   producer warps 0, 3 walk the block's items (logits_plan.hpp) and stage the 64-token tiles in
-//                       turn, with bulk copies (arch::stage_dense_tile: one for a whole page,
-//                       else a copy a lane) once a tile's stage is free;
+// The sm90 logits kernel, warp-specialised: a block is one producer warpgroup and Consumers
+// consumer warpgroups around a ring of Stages page tiles in shared memory.
+//   producer warps 0, 3 walk the block's items (logits_plan.hpp) and stage the 64-token tiles
+//                       in turn once a tile's stage is free. Dense keys: bulk copies
+//                       (arch::stage_dense_tile: one for a whole page, else a copy a lane).
+//                       Candidate keys (a gather of scattered tokens): each key's page and token
+//                       from the slots the launch resolved beforehand (candidate_slots_kernel:
+//                       resolving them here, two dependent loads and two divisions a key, held
+//                       one warp so long that it set the pace), a cp.async a key and block
+//                       (arch::load_key_tile), the lanes' arrivals counted on the stage's barrier
+//                       as their copies land;
 //   producer warps 1, 2 prepare the landed tiles in turn, a thread two keys
 //                       (tile_scorer::prepare_key: the blocks' table shifts and the factor, and
 //                       whether the key does not fold).
@@ -54,8 +60,8 @@ struct pipelined_logits_config {
 };
 
 /// Dynamic shared memory, in order: the stages (a page tile, what prepare_key wrote for its keys,
-/// the preparing warp's flag), three barriers a stage, the item's page ids (the
-/// producer's), and each consumer's query scratch.
+/// the preparing warp's flag), three barriers a stage, the item's page ids (each staging warp's),
+/// and each consumer's query scratch.
 template <int Heads, int Consumers>
 struct pipelined_logits_smem {
   using config = pipelined_logits_config<Consumers>;
@@ -70,16 +76,18 @@ struct pipelined_logits_smem {
   /// An item spans at most max_chunk / 16 pages from a tile boundary (pages hold multiples of 16
   /// tokens), one more for larger pages.
   static constexpr int max_pages = max_chunk / 16 + 1;
-  static constexpr int scratch_offset = align_up(pages_offset + 2 * max_pages * 4, 128);  // two producers
+  static constexpr int scratch_offset =
+      align_up(pages_offset + 2 * max_pages * 4, 128);  // two stagers
   static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 128); }
   static constexpr int bytes(int group) { return scratch_offset + config::consumers * scratch_stride(group); }
 };
 
 #if MXI_GPU_COMPILER
 
-template <class Layout, int Heads, int Consumers>
-__global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) void pipelined_logits_kernel(
-    paged_logits_args a, int group, plan_view plan) {
+template <class Layout, int Heads, int Consumers, class KeyMap>
+__global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
+                             1) void pipelined_logits_kernel(paged_logits_args a, KeyMap map,
+                                                             int group, plan_view plan) {
 #if !MXI_ARCH_SM90_WGMMA
   platform::trap();
 #else
@@ -98,7 +106,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
   const int warp = tid / arch::sm90::wave_size, lane = tid % arch::sm90::wave_size;
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
-      arch::barrier_init(full + s, 1);    // the producer's arrival and the copies' bytes
+      // Dense: the staging lane's arrival and the copies' bytes; candidate: each lane's copies.
+      arch::barrier_init(full + s, KeyMap::candidate ? arch::sm90::wave_size : 1);
       arch::barrier_init(ready + s, 32);  // every thread of the preparing warp
       arch::barrier_init(empty + s, 4);   // each warp of the consumer
     }
@@ -114,29 +123,61 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
 
   if (warpgroup == 0) {
     arch::sm90::set_registers<config::producer_registers, false>();
-    if (warp == 0 || warp == 3) {  // the copies: warp 0 even tiles, warp 3 odd ones, each a whole warp
+    if (warp == 0 || warp == 3) {  // the copies: warp 0 even tiles, warp 3 odd ones
       const uint32_t mine = warp == 0 ? 0u : 1u;
-      auto* pages = reinterpret_cast<int32_t*>(smem + smem_t::pages_offset) + mine * smem_t::max_pages;
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
         const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
-        const int32_t* table = a.block_table + static_cast<int64_t>(a.rows[it.first].request) * a.block_table_stride;
-        arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
-        const int first_page = at.page;
-        platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
-        for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page; p += arch::sm90::wave_size)
-          pages[p] = table[first_page + p];
-        platform::wave_barrier<arch::sm90::wave_size>();
-        for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
-          if (j % 2 != mine) continue;
-          if (j >= stages) arch::barrier_wait(empty + j % stages, parity(j) ^ 1u);
-          arch::fence_proxy_async();  // the consumer's reads of this stage come first
-          arch::stage_dense_tile<Layout>(stage_of(j), a.cache, a.page_stride, a.block_size, at,
-                                         min(it.k_end - k0, keys),
-                                         [&](int p) { return pages[p - first_page]; }, full + j % stages);
+        if constexpr (KeyMap::candidate) {
+          // Lane l stages keys l and l + 32 of each of this warp's tiles; the next tile's slots
+          // are loaded before this one's stage is awaited.
+          const int2* slots = map.slots + (it.first - a.row_begin) * map.slot_stride;
+          const auto load = [&](int k0, int2(&s)[2]) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int c = k0 + lane + h * arch::sm90::wave_size;
+              s[h] = c < it.k_end ? slots[c] : make_int2(0, -1);
+            }
+          };
+          int2 next[2];
+          load(it.k_begin + static_cast<int>((j + mine) % 2) * keys, next);
+          for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j) {
+            if (j % 2 != mine) continue;
+            const int2 low = next[0], high = next[1];  // keys lane and lane + 32
+            load(k0 + 2 * keys, next);
+            if (j >= stages) arch::barrier_wait(empty + j % stages, parity(j) ^ 1u);
+            arch::load_key_tile<Layout, tile_t, arch::async_copies>(
+                stage_of(j), a.block_size, min(it.k_end - k0, keys), lane, arch::sm90::wave_size,
+                [&](int n) {
+                  const int2 s = n < arch::sm90::wave_size ? low : high;
+                  return arch::key_source{a.cache + layout::page_offset(s.x, a.page_stride), s.y};
+                });
+            arch::copy_arrive(full + j % stages);
+          }
+        } else {
+          auto* pages =
+              reinterpret_cast<int32_t*>(smem + smem_t::pages_offset) + mine * smem_t::max_pages;
+          const int32_t* table =
+              a.block_table + static_cast<int64_t>(a.rows[it.first].request) * a.block_table_stride;
+          arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
+          const int first_page = at.page;
+          platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
+          for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page;
+               p += arch::sm90::wave_size)
+            pages[p] = table[first_page + p];
+          platform::wave_barrier<arch::sm90::wave_size>();
+          for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
+            if (j % 2 != mine) continue;
+            if (j >= stages) arch::barrier_wait(empty + j % stages, parity(j) ^ 1u);
+            arch::fence_proxy_async();  // the consumer's reads of this stage come first
+            arch::stage_dense_tile<Layout>(
+                stage_of(j), a.cache, a.page_stride, a.block_size, at, min(it.k_end - k0, keys),
+                [&](int p) { return pages[p - first_page]; }, full + j % stages);
+          }
         }
       }
-    } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread keys lane, lane + 32
+    } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread keys lane, lane
+              // + 32
       constexpr int preparers = 2;
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
@@ -187,7 +228,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
       limit[i] = 0;
       if (i < it.rows) {
         const int32_t visible = a.rows[it.first + i].visible;
-        if (visible > 0) limit[i] = min(visible, it.k_end);
+        if (visible > 0)
+          limit[i] = static_cast<int>(min(map.columns(it.first + i, visible), int64_t{it.k_end}));
       }
       item_limit = max(item_limit, limit[i]);
     }
@@ -221,9 +263,9 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads, 1) voi
 }
 
 /// Plans and launches the kernel: one block an SM, with the most consumers whose queries fit.
-template <class Layout, int Heads, int Consumers = 3>
-platform::error_t launch_pipelined_logits(const paged_logits_args& a, int group, void* workspace,
-                                          platform::stream_t stream) {
+template <class Layout, int Heads, class KeyMap, int Consumers = 3>
+platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
+                                          void* workspace, platform::stream_t stream) {
   using config = pipelined_logits_config<Consumers>;
   using smem_t = pipelined_logits_smem<Heads, Consumers>;
   if (group > smem_t::scorer::max_rows) return platform::invalid_value;
@@ -233,22 +275,27 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, int group,
   if (e != platform::success) return e;
   const int smem = smem_t::bytes(group);
   if (static_cast<size_t>(smem) > limit) {
-    if constexpr (Consumers > 1) return launch_pipelined_logits<Layout, Heads, Consumers - 1>(a, group, workspace, stream);
+    // A candidate group is one row, whose three queries fit (H = 128: 195 KB of the H200's
+    // 227): no variant with fewer consumers is built for it.
+    if constexpr (Consumers > 1 && !KeyMap::candidate)
+      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers - 1>(a, map, group, workspace,
+                                                                           stream);
     else return platform::invalid_value;
   }
-  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers>;
+  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers, KeyMap>;
   // Raised to the device's maximum, not this call's size (see launch_logits_with).
   e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
   if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
   if (e != platform::success) return e;
   plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
-  // Items for four times the consumers: a block's run of items ends within a few tiles of the
-  // others'.
-  e = launch_plan(a, dense_keys{}, group, 4 * Consumers * sms, plan, stream);
+  // Dense: items for four times the consumers, so that a block's run of items ends within a few
+  // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
+  // dependent loads (its row's candidate count, then its last id), which small items repeat.
+  e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan, stream);
   if (e != platform::success) return e;
   return platform::launch(
       kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,
-      a, group, plan);
+      a, map, group, plan);
 }
 
 #endif  // MXI_GPU_COMPILER
