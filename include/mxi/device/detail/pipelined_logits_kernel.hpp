@@ -290,7 +290,8 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
   // Dense: items for four times the consumers, so that a block's run of items ends within a few
   // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
-  // dependent loads (its row's candidate count, then its last id), which small items repeat.
+  // dependent loads (its row's candidate count, then its last id), which small items repeat
+  // (four a consumer: 65.0 us against 62.5 for the 16 x 128K candidate call on the H200).
   e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan, stream);
   if (e != platform::success) return e;
   return platform::launch(
