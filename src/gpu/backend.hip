@@ -47,8 +47,7 @@ struct plan {
   bool own_scores = true;   ///< scores go to the workspace (else to args.logits)
   int64_t blocks = 0;       ///< publish: live-block columns of a row (0: no publish)
   int num_candidates = 0;   ///< NCB of the pool read or written
-  int64_t slot_columns =
-      0;  ///< entry B: NCB x cbs, the candidate columns the logits kernel resolves
+  int64_t slot_columns = 0;  ///< entry B: NCB x cbs, candidate columns resolved to slots
   size_t row_info_bytes = 0, checks_bytes = 0, prepared_bytes = 0, logits_plan_bytes = 0;
   size_t scores_bytes = 0, block_keys_bytes = 0, select_bytes = 0;
 

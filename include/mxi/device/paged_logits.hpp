@@ -232,8 +232,9 @@ __global__ __launch_bounds__(
   }
 }
 
+#if !MXI_PLATFORM_HIP
 /// Each valid candidate column's page id and token: slots[(t - row_begin) * stride + col], a
-/// thread a column (blockIdx.y strides over the rows).
+/// thread a column (blockIdx.y strides over the rows). For the sm90 kernel's staging warps.
 __global__ void candidate_slots_kernel(paged_logits_args a, candidate_keys map, int2* slots,
                                        int64_t stride) {
   platform::wait_for_prior_grid();  // launched chained
@@ -249,6 +250,7 @@ __global__ void candidate_slots_kernel(paged_logits_args a, candidate_keys map, 
         make_int2(table[pos / a.block_size], static_cast<int32_t>(pos % a.block_size));
   }
 }
+#endif
 
 /// -inf on [max(visible, 0), width) of each dense row; a block a row.
 __global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out, int64_t ld,
@@ -266,12 +268,19 @@ __global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out
 
 }  // namespace detail
 
+namespace detail {
+/// Where the candidate columns' slots start in the workspace: after the plan.
+inline size_t candidate_slots_offset(int64_t rows, int num_requests) {
+  return platform::aligned_size(plan_view::bytes(rows, num_requests));
+}
+}  // namespace detail
+
 /// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests, with
 /// `candidate_columns` (NCB x cbs) columns a row in candidate mode: the plan, then each candidate
 /// column's page id and token (two int32; the sm90 kernel's staging reads them).
 inline size_t paged_logits_workspace(int64_t rows, int num_requests,
                                      int64_t candidate_columns = 0) {
-  return platform::aligned_size(detail::plan_view::bytes(rows, num_requests)) +
+  return detail::candidate_slots_offset(rows, num_requests) +
          static_cast<size_t>(rows * candidate_columns) * 2 * sizeof(int32_t);
 }
 
@@ -350,9 +359,8 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
     if (target == arch::target::sm90) {
       KeyMap keys = map;
       if constexpr (KeyMap::candidate) {  // the keys' slots first, after the plan's words
-        auto* slots =
-            reinterpret_cast<int2*>(static_cast<char*>(ws) +
-                                    platform::aligned_size(plan_view::bytes(rows, a.num_requests)));
+        auto* slots = reinterpret_cast<int2*>(static_cast<char*>(ws) +
+                                              candidate_slots_offset(rows, a.num_requests));
         keys.slots = slots;
         keys.slot_stride = a.candidate_stride * a.candidate_block_size;
         constexpr int threads = 256;

@@ -242,7 +242,7 @@ struct cluster_device {
   int resident_max = 1;  ///< blocks a multiprocessor holds at most (threads, registers)
   /// budget[r]: the shared memory a block may take so that r blocks fit a multiprocessor.
   size_t budget[most_resident + 1] = {};
-  /// clusters[c]: clusters of c blocks (a power of two) resident at once at one block a
+  /// clusters[c]: clusters of c blocks (a power of two from 2) resident at once at one block a
   /// multiprocessor (0: the device does not say). A cluster sits in one processing cluster, so
   /// this can be below sms / c: an H200 holds 15 clusters of 8, and a 16th would wait for a
   /// second wave.
@@ -275,8 +275,8 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
     d->budget[r] = bytes;
   }
   e = platform::max_cluster_blocks(kernel, device, Threads, limit, &d->max_blocks);
-  for (int c = 1; c <= d->max_blocks && e == platform::success; c *= 2)
-    e = platform::max_active_clusters(kernel, Threads, limit, c, d->sms, &d->clusters[c]);
+  for (int c = 2; c <= d->max_blocks && e == platform::success; c *= 2)
+    e = platform::max_active_clusters(kernel, Threads, limit, c, &d->clusters[c]);
   return e;
 }
 

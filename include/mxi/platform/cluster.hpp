@@ -91,16 +91,15 @@ MXI_DEVICE T* cluster_shared(T* p, unsigned rank) {
 /// How many clusters of `blocks` blocks of `kernel` (at `threads` threads and `smem` bytes of
 /// dynamic shared memory a block) the current device holds at once: a cluster sits in one GPU
 /// processing cluster, so fewer fit than the multiprocessors alone allow (an H200 holds 15 of 8
-/// blocks of 1024 threads, not 16). 0 where the device cannot say; 1 block: `fallback`.
+/// blocks of 1024 threads, not 16). 0 where the device cannot say.
 template <class... Params>
 error_t max_active_clusters(void (*kernel)(Params...), int threads, size_t smem, int blocks,
-                            int fallback, int* out) {
-  *out = fallback;
+                            int* out) {
+  *out = 0;
 #if MXI_PLATFORM_HIP
   (void)kernel, (void)threads, (void)smem, (void)blocks;
   return success;
 #else
-  if (blocks <= 1) return success;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));
@@ -147,7 +146,7 @@ error_t max_cluster_blocks(void (*kernel)(Params...), int device, int threads, s
     return success;
   }
   int clusters = 0;
-  e = max_active_clusters(kernel, threads, smem, max_cluster_blocks_any, 0, &clusters);
+  e = max_active_clusters(kernel, threads, smem, max_cluster_blocks_any, &clusters);
   if (e == success && clusters >= 1) *out = max_cluster_blocks_any;
   return e;
 #endif

@@ -165,8 +165,6 @@ MXI_DEVICE void trap() {
 
 /// Block-wide barrier with shared-memory ordering.
 MXI_DEVICE void block_barrier() { __syncthreads(); }
-/// block_barrier that also returns whether `x` holds on any thread of the block.
-MXI_DEVICE bool block_barrier_or(bool x) { return __syncthreads_or(x ? 1 : 0) != 0; }
 
 /// Sum over the wave, every lane gets it (xor butterfly: the same order on every lane, so every
 /// lane holds bitwise the same value).

@@ -176,8 +176,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
           }
         }
       }
-    } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread keys lane, lane
-              // + 32
+    } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread two keys
       constexpr int preparers = 2;
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
