@@ -584,20 +584,31 @@ std::vector<float> random_rows(size_t n, uint64_t seed) {
 uint16_t to_bf16(float f) { return static_cast<uint16_t>(bit_cast<uint32_t>(f) >> 16); }
 float from_bf16(uint16_t b) { return bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
+/// `x` on the device from element `offset` on: offset 1 leaves the source off 16-byte alignment,
+/// so the quantizers take their element loads instead of vector loads.
+template <class T>
+device_buffer<T> shifted(const std::vector<T>& x, int offset) {
+  std::vector<T> padded(x.size() + offset);
+  std::copy(x.begin(), x.end(), padded.begin() + offset);
+  return device_buffer<T>(padded);
+}
+
 TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quantize]") {
   REQUIRE_GPU();
-  // D 128, and 32, 96, 512: 8, 24 (a block's rows leave lanes idle) and 128 lanes a row.
+  // D 128, and 32, 96, 512: 1, 3 and 16 blocks a row; sources aligned and not.
   const int64_t t = 37, h = 16, d = GENERATE(128, 32, 96, 512);
+  const int offset = GENERATE(0, 1);
   const std::vector<float> x = random_rows(static_cast<size_t>(t * h * d), 5);
   std::vector<uint16_t> xb(x.size());
   for (size_t i = 0; i < x.size(); ++i) xb[i] = to_bf16(x[i]);
   for (const bool bf16 : {false, true})
     for (const auto rule : {format::scale_rule::ceil, format::scale_rule::floor}) {
-      device_buffer<float> dx(x);
-      device_buffer<uint16_t> dxb(xb);
+      device_buffer<float> dx = shifted(x, offset);
+      device_buffer<uint16_t> dxb = shifted(xb, offset);
       device_buffer<uint8_t> values(static_cast<size_t>(t * h * d / 2)), scales(static_cast<size_t>(t * h * d / 32));
       device::q_quantize_problem p;
-      p.q = {bf16 ? static_cast<const void*>(dxb.data()) : dx.data(), bf16};
+      p.q = {bf16 ? static_cast<const void*>(dxb.data() + offset) : dx.data() + offset, bf16};
+      CHECK(p.q.vectors == (offset == 0));
       p.num_rows = t * h;
       p.head_dim = static_cast<int>(d);
       p.values = values.data();
@@ -616,12 +627,13 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
 TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][writer]") {
   REQUIRE_GPU();
   const int n = 90, d = GENERATE(128, 32, 96, 512);
+  const int offset = GENERATE(0, 1);  // the source aligned for vector loads, and not
   const std::vector<float> drawn = random_rows(static_cast<size_t>(n * d), 9);
   std::vector<uint16_t> xb(drawn.size());
   for (size_t i = 0; i < drawn.size(); ++i) xb[i] = to_bf16(drawn[i]);
   for (const bool bf16 : {false, true}) {
     for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
-      for (const int bs : {16, 64}) {
+      for (const int bs : {16, 48, 64}) {  // 48: the divider's non-power-of-two path
         std::vector<float> x(drawn);  // what the writer sees: bf16 widens exactly
         if (bf16)
           for (size_t i = 0; i < x.size(); ++i) x[i] = from_bf16(xb[i]);
@@ -635,13 +647,13 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
         slots[7] = pages * bs;  // out of range
         std::vector<uint8_t> cache(static_cast<size_t>(pages * stride), 0xAB);
         device_buffer<uint8_t> dcache(cache);
-        device_buffer<float> dx(x);
-        device_buffer<uint16_t> dxb(xb);
+        device_buffer<float> dx = shifted(x, offset);
+        device_buffer<uint16_t> dxb = shifted(xb, offset);
         device_buffer<int64_t> dslots(slots);
         device_buffer<uint32_t> err(1);
         err.fill_bytes(0);
         device::k_cache_write_problem p;
-        p.k = {bf16 ? static_cast<const void*>(dxb.data()) : dx.data(), bf16};
+        p.k = {bf16 ? static_cast<const void*>(dxb.data() + offset) : dx.data() + offset, bf16};
         p.num_tokens = n;
         p.slot_mapping = dslots.data();
         p.cache = dcache.data();
@@ -662,7 +674,8 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
                                              sc.data());
           });
         }
-        INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16 << " d " << d);
+        INFO("layout " << int(layout) << " bs " << bs << " bf16 " << bf16 << " d " << d
+                       << " offset " << offset);
         CHECK(dcache.download() == cache);
         CHECK(err.download()[0] == device_error_slot_mapping);
       }

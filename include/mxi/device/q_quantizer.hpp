@@ -1,5 +1,5 @@
 // Q quantizer: q [T][H][D] (fp32 or bf16) into q_values [T][H][D/2] and q_scales [T][H][D/32],
-// 8 lanes a 32-element block, a row a thread (block::quantize_rows: bit-exact with the CPU).
+// 4 lanes a 32-element block, a block a group (block::quantize_blocks: bit-exact with the CPU).
 #pragma once
 
 #include <cstdint>
@@ -23,23 +23,26 @@ struct q_quantize_problem {
 
 namespace detail {
 
-/// Where the quantizer puts row `row`: its blocks' bytes and scales in order.
-struct q_rows_destination {
+/// Q is small (a decode step's T x H rows: 16K blocks for 64 x 64 x 128), so the most lanes win:
+/// 4 a block.
+inline constexpr int quantize_q_lanes = 4;
+
+/// Where the quantizer puts block b: its packed bytes and scale in order.
+struct q_blocks_destination {
   q_quantize_problem p;  // by value (see cache_slots_destination)
 
-  MXI_DEVICE int64_t locate(int64_t row) const { return row * (p.head_dim / format::block_elems); }
-  MXI_DEVICE void store(int64_t first_block, int chunk, const block::quantized_block& q) const {
-    p.scales[first_block + chunk] = q.scale;
-    *reinterpret_cast<uint4*>(p.values + (first_block + chunk) * format::block_bytes) = q.packed;
+  MXI_DEVICE int64_t locate(int64_t b) const { return b; }
+  MXI_DEVICE void store(int64_t b, int lane,
+                        const block::quantized_lane<quantize_q_lanes>& q) const {
+    block::store_packed(p.values + b * format::block_bytes + lane * 16 / quantize_q_lanes, q);
+    if (lane == 0) p.scales[b] = q.scale;
   }
 };
 
-/// One row a thread: Q is small (a decode step's T x H rows), so the most threads win.
 template <int Threads>
 __global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
-  block::quantize_rows<Threads, 1>(p.q, p.num_rows, p.head_dim,
-                                   quantize_first_row<Threads, 1>(p.head_dim), p.rule,
-                                   q_rows_destination{p});
+  quantize_grid_blocks<Threads, quantize_q_lanes, 1>(
+      p.q, p.num_rows * (p.head_dim / format::block_elems), p.rule, q_blocks_destination{p});
 }
 
 }  // namespace detail
@@ -48,8 +51,9 @@ inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform
   if (p.num_rows == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n>
-        <<<detail::quantize_blocks(p.num_rows, p.head_dim, n, 1), n, 0, stream>>>(p);
+    detail::quantize_q_kernel<n><<<detail::quantize_grid<detail::quantize_q_lanes>(
+                                       p.num_rows * (p.head_dim / format::block_elems), n, 1),
+                                   n, 0, stream>>>(p);
     return platform::last_error();
   });
 }
