@@ -379,6 +379,19 @@ void quantize(benchmark::State& state) {
   state.counters["in+out_GB/s"] = static_cast<double>(elems) * (4 + 0.5 + 1.0 / 32) / t * 1e-9;
 }
 
+__global__ void empty_kernel() {}
+
+/// The fixed cost of a call of one kernel under this timer: an empty kernel, flushed and timed as
+/// the calls are (the floor under quantize_q's few microseconds).
+void launch(benchmark::State& state) {
+  if (!testing::gpu_present()) return state.SkipWithError("no GPU");
+  const double t = median_time(false, 20, [&] {
+    empty_kernel<<<1, 32>>>();
+    gpu_check(platform::last_error(), "empty kernel");
+  });
+  for (auto _ : state) state.SetIterationTime(t);
+}
+
 /// The ceiling: a 1 GiB device-to-device copy, bytes read plus bytes written.
 void copy(benchmark::State& state) {
   if (!testing::gpu_present()) return state.SkipWithError("no GPU");
@@ -416,6 +429,7 @@ void decode_args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(copy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK(launch)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK(decode)->Apply(decode_args);
 BENCHMARK(candidate)
     ->Args({16, 131072, 2048, 0})
