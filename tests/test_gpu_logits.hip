@@ -292,10 +292,12 @@ struct device_problem {
     error_word.fill_bytes(0);
   }
 
-  void compute_rows() {
+  /// launch_row_info; batches of up to `fuse_up_to` requests take its single kernel.
+  void compute_rows(int fuse_up_to = device::fused_row_requests) {
     const device::row_info_problem p = device::row_info_problem_of(
         args.queries, args.cache, args.requests, args.compress_ratio, args.max_model_len);
-    gpu_check(device::launch_row_info(p, rows.data(), row_ws.data(), error_word.data(), nullptr),
+    gpu_check(device::launch_row_info(p, rows.data(), row_ws.data(), error_word.data(), nullptr,
+                                      fuse_up_to),
               "launch_row_info");
   }
 
@@ -535,6 +537,9 @@ TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logi
 
 TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows", "[gpu][row_info]") {
   REQUIRE_GPU();
+  // The single kernel (the default for 4 requests) and the two-kernel path of larger batches.
+  const int fuse_up_to = GENERATE(device::fused_row_requests, 0);
+  INFO("fuse_up_to " << fuse_up_to);
   testing::workload_spec s = testing::decode_spec(4, 300, 2, 31);
   s.block_size = 16;
   testing::host_workload w = testing::make_workload(s);
@@ -545,7 +550,7 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   // max_model_len one short of request 3's longest row.
   w.max_model_len = w.seq_lens[3] - 1;
   device_problem d(w);
-  d.compute_rows();
+  d.compute_rows(fuse_up_to);
   const std::vector<device::row_info> rows = d.rows.download();
   const uint32_t bits = d.error_word.download()[0];
   CHECK(bits == (device_error_block_table | device_error_seq_len | device_error_max_model_len));
@@ -562,9 +567,13 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   std::swap(qsl[1], qsl[2]);
   d.inputs.query_start_loc.upload(qsl);
   d.error_word.fill_bytes(0);
-  d.compute_rows();
+  d.rows.fill_bytes(0x55);  // every row must be written
+  d.compute_rows(fuse_up_to);
   CHECK((d.error_word.download()[0] & device_error_query_start_loc) != 0u);
-  for (const device::row_info& r : d.rows.download()) CHECK(r.visible == -1);
+  for (const device::row_info& r : d.rows.download()) {
+    CHECK(r.visible == -1);
+    CHECK(r.request == -1);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
-// (docs/semantics.md, "Bad input"). Two kernels, in stream order:
-//   check_requests: a block per request (striding over requests), its threads over the
-//     block-table columns the request needs: 0 <= n_r <= seq_lens[r], and every page id the
-//     request's rows within max_model_len need in [0, NB) (the first bad column of each request is
-//     kept, so only the rows that need it are dropped). Once per request, never per token; the work
-//     follows the requests' lengths, not the block table's width (max_model_len / BS columns).
-//     Block 0 also reads all of query_start_loc: monotone from 0 to T, or the whole batch is
-//     broken.
-//   compute_rows: one thread per token: request by binary search of query_start_loc, position
-//     p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then visible <= max_model_len and
-//     enough block-table columns. A row that fails gets visible = -1.
-// Failures OR mxi::device_error bits into the optional error word.
+// (docs/semantics.md, "Bad input"). Batches of up to fused_row_requests requests take one kernel:
+//   check_and_compute_rows: a block per request. Every block reads all of query_start_loc
+//     (monotone from 0 to T, or the whole batch is broken and every row is -1); then block r
+//     checks request r (0 <= n_r <= seq_lens[r], and every page id its rows within max_model_len
+//     need in [0, NB), keeping the first bad column, so only the rows that need it are dropped)
+//     and derives its rows: position p = seq_lens[r] - n_r + i, visible = floor((p + 1) / c), then
+//     visible <= max_model_len and enough block-table columns. A row that fails gets visible = -1.
+// Larger batches take two, in stream order, so that no block reads all of query_start_loc:
+//   check_requests: a block per request (striding over requests), the same checks, each
+//     request's first bad column into the workspace; block 0 reads all of query_start_loc.
+//   compute_rows: one thread per token: request by binary search of query_start_loc, then as
+//     above.
+// The work follows the requests' lengths, never the block table's width (max_model_len / BS
+// columns). Failures OR mxi::device_error bits into the optional error word.
 //
 // Interface (gpu-topk builds against it): row_info, row_info_workspace, launch_row_info.
 #pragma once
@@ -79,9 +81,94 @@ MXI_DEVICE bool query_starts_broken(const row_info_problem& p) {
   return __syncthreads_or(bad) != 0;
 }
 
-/// first_bad[r]: smallest block-table column of request r holding a bad id among the columns it
-/// needs (INT32_MAX when none), -1 when the request itself is broken; first_bad[R]: the batch
-/// flag, written by block 0. Every entry is written here, so the workspace needs no clearing.
+/// The first bad block-table column request r's rows need (INT32_MAX when none), -1 when the
+/// request itself is broken (query_start_loc known monotone and in range here). Every thread of
+/// the block calls it; `bad` is a cell (shared or global) the block's threads combine in.
+MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, int32_t* bad,
+                                 uint32_t* error_word) {
+  const bool lead = threadIdx.x == 0;
+  if (lead) *bad = INT32_MAX;
+  __syncthreads();  // before any thread's atomicMin, after the last request's read
+  const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
+  const int32_t len = p.seq_lens[r];
+  if (len < hi - lo) {  // also catches negative lengths
+    if (lead) raise(error_word, device_error_seq_len);
+    return -1;
+  }
+  // Only the columns the request's rows within max_model_len need: a row past it fails on that
+  // check alone, one bit a row as on the host. The rows see every length from the first row's
+  // to the last's, so the longest such row sees min(last, max_model_len) positions.
+  const int64_t first = (static_cast<int64_t>(len) - (hi - lo) + 1) / p.compress_ratio;
+  const int64_t last = len / p.compress_ratio;
+  int64_t needed = hi == lo || first > p.max_model_len
+                       ? 0
+                       : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
+  if (needed > p.block_table_stride) needed = p.block_table_stride;
+  const int32_t* table = p.block_table + static_cast<int64_t>(r) * p.block_table_stride;
+  // Eight loads in flight a thread rather than one at a time (a 128K-token request's 2048
+  // columns are then one round trip, not eight).
+  constexpr int batch = 8;
+  for (int64_t base = threadIdx.x; base < needed; base += batch * blockDim.x) {
+    int32_t page[batch];
+#pragma unroll
+    for (int i = 0; i < batch; ++i) {
+      const int64_t col = base + static_cast<int64_t>(i) * blockDim.x;
+      page[i] = col < needed ? table[col] : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < batch; ++i) {
+      const int64_t col = base + static_cast<int64_t>(i) * blockDim.x;
+      if (col < needed && (page[i] < 0 || page[i] >= p.num_pages)) {
+        atomicMin(bad, static_cast<int32_t>(col));
+        raise(error_word, device_error_block_table);
+      }
+    }
+  }
+  __syncthreads();  // every thread's atomicMin is in
+  return *bad;
+}
+
+/// Row t of request r (starts: query_start_loc), whose first bad column is `bad_column`.
+MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const int32_t* starts,
+                           int32_t bad_column, uint32_t* error_word) {
+  row_info out{r, -1};
+  if (bad_column < 0) return out;
+  const int64_t n = starts[r + 1] - starts[r];
+  const int64_t position = p.seq_lens[r] - n + (t - starts[r]);
+  const int64_t visible = (position + 1) / p.compress_ratio;
+  const int64_t pages = pages_for(visible, p.block_size);
+  if (visible > p.max_model_len) {
+    raise(error_word, device_error_max_model_len);
+  } else if (pages > p.block_table_stride) {
+    raise(error_word, device_error_block_table);
+  } else if (pages <= bad_column) {
+    out.visible = static_cast<int32_t>(visible);
+  }
+  return out;
+}
+
+/// check_requests and compute_rows in one launch, a block per request (see the file comment).
+__global__ void check_and_compute_rows(row_info_problem p, row_info* rows, uint32_t* error_word) {
+  __shared__ int32_t bad;
+  platform::wait_for_prior_grid();  // launched chained
+  platform::allow_next_grid();
+  const int r = static_cast<int>(blockIdx.x);
+  if (query_starts_broken(p)) {
+    if (r == 0 && threadIdx.x == 0) raise(error_word, device_error_query_start_loc);
+    // Tokens belong to no request: block r clears its share of the rows.
+    const int64_t begin = p.num_tokens * r / p.num_requests,
+                  end = p.num_tokens * (r + 1) / p.num_requests;
+    for (int64_t t = begin + threadIdx.x; t < end; t += blockDim.x) rows[t] = row_info{-1, -1};
+    return;
+  }
+  const int32_t bad_column = check_request(p, r, &bad, error_word);
+  for (int64_t t = p.query_start_loc[r] + threadIdx.x; t < p.query_start_loc[r + 1];
+       t += blockDim.x)
+    rows[t] = row_of(p, r, t, p.query_start_loc, bad_column, error_word);
+}
+
+/// first_bad[r]: check_request's answer for request r; first_bad[R]: the batch flag, written by
+/// block 0. Every entry is written here, so the workspace needs no clearing.
 __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t* error_word) {
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
@@ -94,47 +181,14 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
     }
   }
   for (int r = blockIdx.x; r < p.num_requests; r += gridDim.x) {  // uniform over the block
-    if (lead) first_bad[r] = INT32_MAX;
-    __syncthreads();  // before any thread's atomicMin, after the last request's
     const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
-    if (lo > hi || lo < 0 || hi > p.num_tokens) continue;  // block 0 flags the batch
-    const int32_t len = p.seq_lens[r];
-    if (len < hi - lo) {  // also catches negative lengths
-      if (lead) {
-        first_bad[r] = -1;
-        raise(error_word, device_error_seq_len);
-      }
+    if (lo > hi || lo < 0 || hi > p.num_tokens) {  // block 0 flags the batch
+      if (lead) first_bad[r] = INT32_MAX;
       continue;
     }
-    // Only the columns the request's rows within max_model_len need: a row past it fails on that
-    // check alone, one bit a row as on the host. The rows see every length from the first row's
-    // to the last's, so the longest such row sees min(last, max_model_len) positions.
-    const int64_t first = (static_cast<int64_t>(len) - (hi - lo) + 1) / p.compress_ratio;
-    const int64_t last = len / p.compress_ratio;
-    int64_t needed = hi == lo || first > p.max_model_len
-                         ? 0
-                         : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
-    if (needed > p.block_table_stride) needed = p.block_table_stride;
-    const int32_t* table = p.block_table + static_cast<int64_t>(r) * p.block_table_stride;
-    // Eight loads in flight a thread rather than one at a time (a 128K-token request's 2048
-    // columns are then one round trip, not eight).
-    constexpr int batch = 8;
-    for (int64_t base = threadIdx.x; base < needed; base += batch * blockDim.x) {
-      int32_t page[batch];
-#pragma unroll
-      for (int i = 0; i < batch; ++i) {
-        const int64_t col = base + static_cast<int64_t>(i) * blockDim.x;
-        page[i] = col < needed ? table[col] : 0;
-      }
-#pragma unroll
-      for (int i = 0; i < batch; ++i) {
-        const int64_t col = base + static_cast<int64_t>(i) * blockDim.x;
-        if (col < needed && (page[i] < 0 || page[i] >= p.num_pages)) {
-          atomicMin(&first_bad[r], static_cast<int32_t>(col));
-          raise(error_word, device_error_block_table);
-        }
-      }
-    }
+    const int32_t bad = check_request(p, r, &first_bad[r], error_word);
+    if (lead) first_bad[r] = bad;
+    __syncthreads();  // the cell is read before the next request's reset
   }
 }
 
@@ -165,35 +219,30 @@ __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_i
       if (starts[mid] <= t) lo = mid;
       else hi = mid - 1;
     }
-    const int r = lo;
-    out.request = r;
-    const int32_t bad_column = first_bad[r];
-    if (bad_column >= 0) {
-      const int64_t n = starts[r + 1] - starts[r];
-      const int64_t position = p.seq_lens[r] - n + (t - starts[r]);
-      const int64_t visible = (position + 1) / p.compress_ratio;
-      const int64_t pages = pages_for(visible, p.block_size);
-      if (visible > p.max_model_len) {
-        raise(error_word, device_error_max_model_len);
-      } else if (pages > p.block_table_stride) {
-        raise(error_word, device_error_block_table);
-      } else if (pages <= bad_column) {
-        out.visible = static_cast<int32_t>(visible);
-      }
-    }
+    out = row_of(p, lo, t, starts, first_bad[lo], error_word);
   }
   rows[t] = out;
 }
 
 }  // namespace detail
 
+/// Batches of up to this many requests take one kernel (each of its blocks reads all R + 1 entries
+/// of query_start_loc: 4 KiB at most).
+inline constexpr int fused_row_requests = 1024;
+
 /// Fills rows[0, T). `workspace` holds row_info_workspace(R) bytes; `error_word` may be null.
-/// Both kernels are chained (platform/launch.hpp): the calls after them start sooner.
-inline platform::error_t launch_row_info(const row_info_problem& p, row_info* rows,
-                                         void* workspace, uint32_t* error_word,
-                                         platform::stream_t stream) {
-  auto* first_bad = static_cast<int32_t*>(workspace);
+/// The kernels are chained (platform/launch.hpp): the calls after them start sooner. Batches of
+/// 1 .. `fuse_up_to` requests take the single kernel (tests lower it to reach both paths).
+inline platform::error_t launch_row_info(const row_info_problem& p, row_info* rows, void* workspace,
+                                         uint32_t* error_word, platform::stream_t stream,
+                                         int fuse_up_to = fused_row_requests) {
   constexpr int threads = 256, max_request_blocks = 4096;
+  if (p.num_requests > 0 && p.num_requests <= fuse_up_to)
+    return platform::launch(
+        &detail::check_and_compute_rows,
+        {dim3(static_cast<unsigned>(p.num_requests)), threads, 0, 1, /*chained=*/true}, stream, p,
+        rows, error_word);
+  auto* first_bad = static_cast<int32_t*>(workspace);
   platform::error_t e = platform::success;
   if (p.num_requests > 0) {
     const int blocks = p.num_requests < max_request_blocks ? p.num_requests : max_request_blocks;

@@ -129,6 +129,17 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   const bool resident = slice.n > 0 && slice.n <= slice_max;  // an empty slice may have no tile
   block::key_row staged{tile, slice.offset, slice.n};
 
+  // A cluster of one block (many rows) reads its own counts and waits at block barriers: a
+  // cluster barrier's release is a GPU-scope fence (MEMBAR.ALL.GPU) and a remote read a generic
+  // load, both for nothing there.
+  const bool alone = blocks == 1;
+  const auto sync = [alone] {
+    if (alone)
+      __syncthreads();
+    else
+      platform::cluster_sync();
+  };
+
   // The threshold, digit by digit over the whole row.
   block::radix_threshold t;
   t.rest = static_cast<uint32_t>(k);
@@ -149,9 +160,11 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
       else
         steps::count(slice, pass, t.prefix, hist);
     }
-    platform::cluster_sync();  // every block's counts of this pass are in
+    sync();  // every block's counts of this pass are in
     bool settled;
-    if (reduced) {
+    if (alone) {
+      settled = steps::step(static_cast<const uint32_t*>(hist), pass, t, head.step);
+    } else if (reduced) {
       // hist[1] holds the sums: every block read this block's sums of the last pass before this
       // pass's first barrier, and its counts (hist[0]) before the last pass's second one.
       uint32_t* sum = head.hist[1];
@@ -191,13 +204,14 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     head.above = above;
     head.equal = equal;
   }
-  platform::cluster_sync();  // every slice's counts are in
+  sync();  // every slice's counts are in
   uint32_t above_before = 0, equal_before = 0;
   for (unsigned q = 0; q < rank; ++q) {
     above_before += *platform::cluster_shared(&head.above, q);
     equal_before += *platform::cluster_shared(&head.equal, q);
   }
-  platform::cluster_arrive();  // this block reads no other block's shared memory after this
+  if (!alone)
+    platform::cluster_arrive();  // this block reads no other block's shared memory after this
 
   if (resident) {
     steps::place(tally, t, above_before, equal_before, [&](uint32_t slot, int word) {
@@ -215,7 +229,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
       equal_before += w.total_equal();
     }
   }
-  platform::cluster_wait();  // no block leaves while another may still read its counts
+  if (!alone) platform::cluster_wait();  // no block leaves while another may still read its counts
 }
 
 }  // namespace mxi::device::detail
