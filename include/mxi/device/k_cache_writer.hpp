@@ -13,6 +13,7 @@
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/divide.hpp"
+#include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/types.hpp"
 
@@ -114,7 +115,11 @@ struct cache_slots_destination {
     uint8_t* base = p.cache + layout::page_offset(page, p.page_stride);
     block::store_packed(
         base + Layout::value_offset(shape, offset, at.chunk) + lane * 16 / write_lanes, q);
-    if (lane == 0) base[Layout::scale_offset(shape, offset, at.chunk)] = q.scale;
+    // A token's scale bytes are part of a sector that other tokens' writes complete (in any
+    // order of slots): kept in the L2 until they do.
+    if (lane == 0)
+      platform::store_byte_kept_in_l2(base + Layout::scale_offset(shape, offset, at.chunk),
+                                      q.scale);
   }
 };
 

@@ -154,6 +154,21 @@ MXI_DEVICE int dot4_i8(int a, int b, int c) {
 #endif
 }
 
+/// Stores a byte and asks the L2 to keep its line (an evict_last policy, sm_80 and up; a plain
+/// store elsewhere). For bytes whose 32-byte sector other, later stores complete: a sector evicted
+/// part-written costs the DRAM a read of the rest before the write.
+MXI_DEVICE void store_byte_kept_in_l2(uint8_t* p, uint8_t v) {
+#if !MXI_PLATFORM_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile("st.global.L2::cache_hint.b8 [%0], %1, %2;" ::"l"(p), "r"(static_cast<uint32_t>(v)),
+               "l"(policy)
+               : "memory");
+#else
+  *p = v;
+#endif
+}
+
 /// Aborts the kernel (a path the host never selects for this target).
 MXI_DEVICE void trap() {
 #if MXI_PLATFORM_HIP
