@@ -28,12 +28,12 @@ namespace mxi::block {
 template <int Lanes>
 struct quantize_group {
   static_assert(Lanes == 1 || Lanes == 2 || Lanes == 4, "1, 2 or 4 lanes a block");
-  static constexpr int lanes = Lanes;
   static constexpr int elems = format::block_elems / Lanes;  ///< a lane's elements
-  static constexpr int words = elems / 8;                    ///< a lane's packed 32-bit words
+  static constexpr int bytes = format::block_bytes / Lanes;  ///< a lane's packed bytes
+  static constexpr int words = bytes / 4;                    ///< the same as 32-bit words
 };
 
-/// A buffer of fp32 or bf16 values (bf16 widens exactly), read 8 elements at a time.
+/// A buffer of fp32 or bf16 values (bf16 widens exactly), read a multiple of 8 elements at a time.
 struct float_source {
   const void* data = nullptr;
   bool bf16 = false;
@@ -113,15 +113,11 @@ MXI_DEVICE quantized_lane<Lanes> group_quantize(const float (&x)[quantize_group<
   q.scale = format::nan_scale;
   if (amax >= 0x7F800000u) return q;  // a NaN or an infinity: the group agrees, no shuffle follows
   const int e = format::block_exponent_from_bits(amax, rule);
-  // |x| times a power of two is the product's magnitude: the sign is put back as a bit.
   const float inverse_scale = format::decode_e8m0(static_cast<uint8_t>(127 - e));
 #pragma unroll
-  for (int j = 0; j < group::elems; ++j) {
-    const uint32_t bits = bit_cast<uint32_t>(x[j]);
-    const uint32_t code =
-        format::encode_e2m1_magnitude(bit_cast<float>(bits & 0x7FFFFFFFu) * inverse_scale);
-    q.packed[j / 8] |= (code | ((bits >> 28) & 8u)) << (4 * (j % 8));
-  }
+  for (int j = 0; j < group::elems; ++j)
+    q.packed[j / 8] |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale))
+                       << (4 * (j % 8));
   q.scale = static_cast<uint8_t>(e + 127);
   return q;
 }

@@ -113,8 +113,9 @@ struct cache_slots_destination {
     }
     const layout::page_shape shape{p.block_size, p.head_dim};
     uint8_t* base = p.cache + layout::page_offset(page, p.page_stride);
-    block::store_packed(
-        base + Layout::value_offset(shape, offset, at.chunk) + lane * 16 / write_lanes, q);
+    block::store_packed(base + Layout::value_offset(shape, offset, at.chunk) +
+                            lane * block::quantize_group<write_lanes>::bytes,
+                        q);
     // A token's scale bytes are part of a sector that other tokens' writes complete (in any
     // order of slots): kept in the L2 until they do.
     if (lane == 0)

@@ -34,7 +34,9 @@ struct q_blocks_destination {
   MXI_DEVICE int64_t locate(int64_t b) const { return b; }
   MXI_DEVICE void store(int64_t b, int lane,
                         const block::quantized_lane<quantize_q_lanes>& q) const {
-    block::store_packed(p.values + b * format::block_bytes + lane * 16 / quantize_q_lanes, q);
+    block::store_packed(
+        p.values + b * format::block_bytes + lane * block::quantize_group<quantize_q_lanes>::bytes,
+        q);
     if (lane == 0) p.scales[b] = q.scale;
   }
 };

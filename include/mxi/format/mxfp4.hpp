@@ -98,25 +98,18 @@ MXI_HOST_DEVICE int block_exponent_from_bits(uint32_t amax_bits, scale_rule rule
   return e < -127 ? -127 : (e > 127 ? 127 : e);
 }
 
-/// encode_e2m1's magnitude code (0 .. 7) of a finite `magnitude` >= 0, by rounding: it plus
-/// 2^22, 2^23 or 2^24 (for magnitudes below 2, below 4, and above) rounds it once, to nearest
-/// even, onto the E2M1 grid's spacing there (0.5, 1, 2), so the sum's low bits count grid steps;
-/// codes above 7 saturate.
-MXI_HOST_DEVICE uint32_t encode_e2m1_magnitude(float magnitude) {
-  int binade = static_cast<int>(bit_cast<uint32_t>(magnitude) >> 23) -
-               127;  // 0: below 2, 1: [2, 4), 2: 4 and up
-  binade = binade < 0 ? 0 : (binade > 2 ? 2 : binade);
-  const uint32_t magic = 0x4A800000u + (static_cast<uint32_t>(binade) << 23);  // 2^(22 + binade)
-  const float rounded = magnitude + bit_cast<float>(magic);
-  const uint32_t code = bit_cast<uint32_t>(rounded) - magic + 2u * static_cast<uint32_t>(binade);
-  return code < 7u ? code : 7u;
-}
-
-/// encode_e2m1 by rounding (encode_e2m1_magnitude, then the sign).
+/// encode_e2m1 by rounding: |scaled| plus 2^22, 2^23 or 2^24 (for magnitudes below 2, below 4,
+/// and above) rounds it once, to nearest even, onto the E2M1 grid's spacing there (0.5, 1, 2), so
+/// the sum's low bits count grid steps; codes above 7 saturate.
 MXI_HOST_DEVICE uint8_t encode_e2m1_by_rounding(float scaled) {
   const uint32_t bits = bit_cast<uint32_t>(scaled);
-  return static_cast<uint8_t>(encode_e2m1_magnitude(bit_cast<float>(bits & 0x7FFFFFFFu)) |
-                              ((bits >> 28) & 8u));
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  int binade = static_cast<int>(magnitude >> 23) - 127;  // 0: below 2, 1: [2, 4), 2: 4 and up
+  binade = binade < 0 ? 0 : (binade > 2 ? 2 : binade);
+  const uint32_t magic = 0x4A800000u + (static_cast<uint32_t>(binade) << 23);  // 2^(22 + binade)
+  const float rounded = bit_cast<float>(magnitude) + bit_cast<float>(magic);
+  const uint32_t code = bit_cast<uint32_t>(rounded) - magic + 2u * static_cast<uint32_t>(binade);
+  return static_cast<uint8_t>((code < 7u ? code : 7u) | ((bits >> 28) & 8u));
 }
 
 /// Quantizes one block of 32 values into 16 packed bytes; returns the E8M0 scale byte. A block
