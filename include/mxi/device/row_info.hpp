@@ -82,8 +82,9 @@ MXI_DEVICE bool query_starts_broken(const row_info_problem& p) {
 }
 
 /// The first bad block-table column request r's rows need (INT32_MAX when none), -1 when the
-/// request itself is broken (query_start_loc known monotone and in range here). Every thread of
-/// the block calls it; `bad` is a cell (shared or global) the block's threads combine in.
+/// request itself is broken (query_start_loc known monotone and in range here), returned and left
+/// in `bad`, a cell (shared or global) the block's threads combine in. Every thread of the block
+/// calls it.
 MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, int32_t* bad,
                                  uint32_t* error_word) {
   const bool lead = threadIdx.x == 0;
@@ -92,7 +93,10 @@ MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, int32_t* bad,
   const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
   const int32_t len = p.seq_lens[r];
   if (len < hi - lo) {  // also catches negative lengths
-    if (lead) raise(error_word, device_error_seq_len);
+    if (lead) {
+      *bad = -1;
+      raise(error_word, device_error_seq_len);
+    }
     return -1;
   }
   // Only the columns the request's rows within max_model_len need: a row past it fails on that
@@ -186,9 +190,7 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
       if (lead) first_bad[r] = INT32_MAX;
       continue;
     }
-    const int32_t bad = check_request(p, r, &first_bad[r], error_word);
-    if (lead) first_bad[r] = bad;
-    __syncthreads();  // the cell is read before the next request's reset
+    check_request(p, r, &first_bad[r], error_word);
   }
 }
 
