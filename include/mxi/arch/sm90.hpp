@@ -638,27 +638,43 @@ struct tile_scorer {
       const uint32_t low = b_int_low + static_cast<uint32_t>(col0) * 2u;
       const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
       const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
-      int32_t d[n / 2];
+      // The n columns in halves of 32, each its own wgmma chain and commit group: the first
+      // half's epilogue runs while the tensor cores work on the second. Each partial sum still
+      // takes its heads in the same order, so the bits do not change.
+      constexpr int halves = n / 32;
+      int32_t d[halves][16];
       wgmma_fence();
-      wgmma_u8s8<n, false>(d, bias,
-                           smem_descriptor_of_low<sbo>(low + blocks * chunk));  // -48 * column sum
-      wgmma_u8s8<n, true>(d, a[0], smem_descriptor_of_low<sbo>(low));
-      wgmma_u8s8<n, true>(d, a[1], smem_descriptor_of_low<sbo>(low + chunk));
-      wgmma_u8s8<n, true>(d, a[2], smem_descriptor_of_low<sbo>(low + 2 * chunk));
-      wgmma_u8s8<n, true>(d, a[3], smem_descriptor_of_low<sbo>(low + 3 * chunk));
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_operands(d);
+#pragma unroll
+      for (int h = 0; h < halves; ++h) {
+        const uint32_t half = low + static_cast<uint32_t>(h) * 64u;  // 32 columns: 4 SBO steps
+        wgmma_u8s8<32, false>(
+            d[h], bias,
+            smem_descriptor_of_low<sbo>(half + blocks * chunk));  // -48 * column sum
+#pragma unroll
+        for (int q = 0; q < blocks; ++q)
+          wgmma_u8s8<32, true>(d[h], a[q], smem_descriptor_of_low<sbo>(half + q * chunk));
+        wgmma_commit();
+        fence_operands(d[h]);
+      }
       // Four partial sums a key (a fixed order): short dependency chains.
       float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int j = 0; j < n / 8; ++j) {
-        const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
-        const int k = 2 * (j & 1);
-        s0[k] = fma_subnormal(w.x, relu_subnormal(d[4 * j + 0]), s0[k]);
-        s0[k + 1] = fma_subnormal(w.y, relu_subnormal(d[4 * j + 1]), s0[k + 1]);
-        s1[k] = fma_subnormal(w.x, relu_subnormal(d[4 * j + 2]), s1[k]);
-        s1[k + 1] = fma_subnormal(w.y, relu_subnormal(d[4 * j + 3]), s1[k + 1]);
+      for (int h = 0; h < halves; ++h) {
+        if (h + 1 < halves)
+          wgmma_wait<1>();
+        else
+          wgmma_wait<0>();
+        fence_operands(d[h]);
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          const int j = 4 * h + jj;
+          const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
+          const int k = 2 * (j & 1);
+          s0[k] = fma_subnormal(w.x, relu_subnormal(d[h][4 * jj + 0]), s0[k]);
+          s0[k + 1] = fma_subnormal(w.y, relu_subnormal(d[h][4 * jj + 1]), s0[k + 1]);
+          s1[k] = fma_subnormal(w.x, relu_subnormal(d[h][4 * jj + 2]), s1[k]);
+          s1[k + 1] = fma_subnormal(w.y, relu_subnormal(d[h][4 * jj + 3]), s1[k + 1]);
+        }
       }
       p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
       p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
