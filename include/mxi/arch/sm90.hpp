@@ -7,6 +7,8 @@
 // whole D = 128 dot product is four chained wgmma.u8.s8 (K = 32 each) into one s32 accumulator,
 // which a fifth wgmma (a constant A against a bias chunk of B) starts at -48 * (sum of the head's
 // int8 query column): the accumulator ends at the exact dot (|dot| <= 128 * 96 * 96 < 2^21).
+// Each 32 heads take such a chain of their own, its own commit group, so that the epilogue of
+// the first 32 runs while the tensor cores work on the next.
 // Queries fold per head as int8 2 * code * 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129)
 // moving into the head weight; 2^(low_k - 127) multiplies the head sum once per key. Taken when
 // every head of the unit's rows folds, its weight lies in [2^-32, 2^32] (or is 0), so no fp32
