@@ -312,8 +312,9 @@ struct tile_scorer {
     return !f.fits;
   }
   static constexpr int blocks = key_tile_shape::blocks;
-  static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: columns a wgmma
-  static constexpr int n8 = 32;                      ///< e4m3 path: columns a wgmma (registers)
+  static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: heads a partial-sum set
+  static constexpr int chain = 32;  ///< integer path: columns a wgmma chain (its own commit group)
+  static constexpr int n8 = 32;     ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
   /// Shared scratch for `rows` rows (cols = rows * Heads): the keys' u8 tables for shifts 0 .. 3
@@ -640,36 +641,36 @@ struct tile_scorer {
       const uint32_t low = b_int_low + static_cast<uint32_t>(col0) * 2u;
       const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
       const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
-      // The n columns in halves of 32, each its own wgmma chain and commit group: the first
-      // half's epilogue runs while the tensor cores work on the second. Each partial sum still
-      // takes its heads in the same order, so the bits do not change.
-      constexpr int halves = n / 32;
-      int32_t d[halves][16];
+      // The n columns in chains of `chain`, each its own commit group: the first chain's
+      // epilogue runs while the tensor cores work on the next. Each partial sum still takes its
+      // heads in the same order, so the bits do not change.
+      constexpr int chains = n / chain;
+      int32_t d[chains][chain / 2];
       wgmma_fence();
 #pragma unroll
-      for (int h = 0; h < halves; ++h) {
-        const uint32_t half = low + static_cast<uint32_t>(h) * 64u;  // 32 columns: 4 SBO steps
-        wgmma_u8s8<32, false>(
+      for (int h = 0; h < chains; ++h) {
+        const uint32_t start = low + static_cast<uint32_t>(h * chain) * 2u;  // as col0 steps
+        wgmma_u8s8<chain, false>(
             d[h], bias,
-            smem_descriptor_of_low<sbo>(half + blocks * chunk));  // -48 * column sum
+            smem_descriptor_of_low<sbo>(start + blocks * chunk));  // -48 * column sum
 #pragma unroll
         for (int q = 0; q < blocks; ++q)
-          wgmma_u8s8<32, true>(d[h], a[q], smem_descriptor_of_low<sbo>(half + q * chunk));
+          wgmma_u8s8<chain, true>(d[h], a[q], smem_descriptor_of_low<sbo>(start + q * chunk));
         wgmma_commit();
         fence_operands(d[h]);
       }
       // Four partial sums a key (a fixed order): short dependency chains.
       float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int h = 0; h < halves; ++h) {
-        if (h + 1 < halves)
+      for (int h = 0; h < chains; ++h) {
+        if (h + 1 < chains)
           wgmma_wait<1>();
         else
           wgmma_wait<0>();
         fence_operands(d[h]);
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          const int j = 4 * h + jj;
+        for (int jj = 0; jj < chain / 8; ++jj) {
+          const int j = chain / 8 * h + jj;
           const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
           const int k = 2 * (j & 1);
           s0[k] = fma_subnormal(w.x, relu_subnormal(d[h][4 * jj + 0]), s0[k]);
