@@ -70,7 +70,7 @@ void expected_row(const std::vector<uint8_t>& input, float_type type, int64_t ro
 }  // namespace
 
 TEST_CASE("write_k_cache writes quantize_row's bytes at each slot and nothing else") {
-  // D 128 (the models'), and the smallest and largest: 8 and 128 lanes a row on the GPU.
+  // D 128 (the models'), and the smallest and largest: 1 and 16 blocks a row.
   const int d = GENERATE(128, 32, 512);
   const int bs = 32;
   const int64_t pages = 5, stride = bs * (d / 2 + d / 32) + 32;  // padded pages

@@ -31,7 +31,7 @@ struct topk_tuning {
   int cluster_threads;
 };
 
-/// The K-cache writer and the Q quantizer: 8 lanes a 32-element block.
+/// The K-cache writer (a lane a 32-element block) and the Q quantizer (4 lanes a block).
 struct quantize_tuning {
   int threads;  ///< a block; a multiple of 64, so every wave is whole on either vendor
 };
