@@ -1,13 +1,13 @@
 // The gfx950 logits tile on the CPU: a model of v_mfma_scale_f32_16x16x128_f8f6f4 for E2M1 x E2M1
 // (cbsz = blgp = 4), written from the instruction's description, not from the tile code, is fed
-// exactly the registers arch/gfx950.hpp builds from a query and a page (either layout) or a
-// staged key tile, and the logits are compared with a float64 dot product of the decoded values.
+// exactly the registers arch/gfx950.hpp builds from a query and a page (either layout), directly
+// or through fetch_keys (the kernel's source), and the logits are compared with a float64 dot
+// product of the decoded values.
 // Deliberately wrong lane mappings must fail the same comparison, so a layout mistake in the tile
 // cannot pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <random>
 #include <utility>
@@ -108,27 +108,6 @@ struct problem {
     return p;
   }
 
-  /// The page's 64 tokens staged as arch/key_tile.hpp's swizzled_tile lays them out: swizzled
-  /// 16-byte blocks, then each token's raw scale word (no fp32 scales: the gfx950 tile reads
-  /// the raw bytes). Returns the backing words; the tile points into them.
-  struct staged {
-    std::vector<uint32_t> words;
-    mxi::arch::key_tile tile() const { return {words.data(), nullptr}; }
-  };
-  staged stage() const {
-    using ts = mxi::arch::key_tile_shape;
-    static_assert(ts::keys == 64 && ts::head_dim == dim, "one page of 64 tokens is one tile");
-    staged st{std::vector<uint32_t>(ts::value_bytes / 4 + ts::keys)};
-    for (int k = 0; k < ts::keys; ++k) {
-      for (int b = 0; b < chunks; ++b)
-        std::memcpy(&st.words[size_t(ts::word(k, b, 0))], &k_values[size_t(k) * dim / 2 + 16 * b],
-                    16);
-      std::memcpy(&st.words[size_t(mxi::arch::swizzled_tile::scale_word(k))],
-                  &k_scales[size_t(k) * chunks], 4);
-    }
-    return st;
-  }
-
   /// float64 logit of `token` and the sum of the absolute per-head terms (the tolerance's scale).
   std::pair<double, double> reference(int token) const {
     double logit = 0.0, magnitude = 0.0;
@@ -159,20 +138,30 @@ enum class fault {
   transpose_acc,     ///< accumulator lane groups and elements swapped: heads meet wrong weights
 };
 
-/// Where the tile's B operand comes from: a page in some layout, or a staged key tile.
+/// Where the tile's B operand of the 16 keys `tokens` comes from: a page in some layout, read a
+/// lane at a time (key_values, key_scale of the lane's token), or through fetch_keys.
 template <class Layout>
 struct from_page {
   const problem& p;
   std::vector<uint8_t> page = p.template page<Layout>();
-  std::pair<g::fp4x32, uint32_t> operator()(int token, int lane) const {
+  std::pair<g::fp4x32, uint32_t> operator()(const int (&tokens)[16], int lane) const {
+    const int token = tokens[g::lane_row(lane)];
     return {g::key_values<Layout>(page.data(), p.shape, token, lane),
             g::key_scale<Layout>(page.data(), p.shape, token, lane)};
   }
 };
-struct from_tile {
-  problem::staged st;
-  std::pair<g::fp4x32, uint32_t> operator()(int token, int lane) const {
-    return {g::tile_key_values(st.tile(), token, lane), g::tile_key_scale(st.tile(), token, lane)};
+template <class Layout>
+struct from_fetch {
+  const problem& p;
+  std::vector<uint8_t> page = p.template page<Layout>();
+  std::pair<g::fp4x32, uint32_t> operator()(const int (&tokens)[16], int lane) const {
+    const g::key_operand k = g::fetch_keys<Layout>(
+        p.shape.block_size,
+        [&](int i) {
+          return mxi::arch::key_source{page.data(), tokens[i]};
+        },
+        lane);
+    return {k.values, k.scale};
   }
 };
 
@@ -184,7 +173,7 @@ std::vector<float> tile_logits(const problem& p, const Keys& keys, const int (&t
   wave_source b;
   for (int l = 0; l < lanes; ++l) {
     frag[l] = g::load_query<Heads>(p.q_values.data(), p.q_scales.data(), p.weights.data(), l);
-    const auto [values, scale] = keys(tokens[g::lane_row(l)], l);
+    const auto [values, scale] = keys(tokens, l);
     put_source(b, l, values, scale);
   }
   if (f == fault::swap_token_lanes || f == fault::rotate_k_blocks) {
@@ -257,10 +246,10 @@ void check_layout(uint64_t seed) {
   check_keys<Heads>(p, from_page<Layout>{p});
 }
 
-template <int Heads>
-void check_tile(uint64_t seed) {
+template <class Layout, int Heads>
+void check_fetch(uint64_t seed) {
   const problem p(Heads, seed);
-  check_keys<Heads>(p, from_tile{p.stage()});
+  check_keys<Heads>(p, from_fetch<Layout>{p});
 }
 
 }  // namespace
@@ -299,11 +288,28 @@ TEST_CASE("gfx950 tile matches float64 on the linear layout", "[gfx950][mfma]") 
   check_layout<mxi::layout::linear, 128>(6);
 }
 
-TEST_CASE("gfx950 tile matches float64 on a staged key tile (row_scorer's source)",
+TEST_CASE("gfx950 tile matches float64 through fetch_keys (row_scorer's source)",
           "[gfx950][mfma]") {
-  check_tile<16>(9);
-  check_tile<64>(10);
-  check_tile<128>(11);
+  check_fetch<mxi::layout::mfma16, 16>(9);
+  check_fetch<mxi::layout::linear, 64>(10);
+  check_fetch<mxi::layout::mfma16, 128>(11);
+}
+
+TEST_CASE("fetch_keys: a key with a negative token reads token 0 of its page", "[gfx950][mfma]") {
+  // The kernel's lanes past a set's last column load too (their scores are dropped), so that no
+  // load is skipped: the operand must come from inside the page, and the others stay as they were.
+  const problem p(64, 12);
+  const auto page = p.page<mxi::layout::linear>();
+  const int tokens[16] = {5, -1, 9, 0, 63, -7, 17, 33, 2, 40, 61, 12, 8, 50, 27, 44};
+  for (int lane = 0; lane < lanes; ++lane) {
+    const auto source = [&](int i) { return mxi::arch::key_source{page.data(), tokens[i]}; };
+    const g::key_operand k = g::fetch_keys<mxi::layout::linear>(p.shape.block_size, source, lane);
+    const int expected = std::max(tokens[g::lane_row(lane)], 0);
+    const g::fp4x32 v = g::key_values<mxi::layout::linear>(page.data(), p.shape, expected, lane);
+    INFO("lane " << lane);
+    CHECK(std::equal(std::begin(k.values.dwords), std::end(k.values.dwords), std::begin(v.dwords)));
+    CHECK(k.scale == g::key_scale<mxi::layout::linear>(page.data(), p.shape, expected, lane));
+  }
 }
 
 TEST_CASE("gfx950 tile: a scale byte decoding to NaN gives a NaN logit", "[gfx950][mfma]") {
@@ -314,7 +320,7 @@ TEST_CASE("gfx950 tile: a scale byte decoding to NaN gives a NaN logit", "[gfx95
   group_tokens(0, tokens);
   for (const auto& logits :
        {tile_logits<64>(p, from_page<mxi::layout::mfma16>{p}, tokens, fault::none),
-        tile_logits<64>(p, from_tile{p.stage()}, tokens, fault::none)}) {
+        tile_logits<64>(p, from_fetch<mxi::layout::linear>{p}, tokens, fault::none)}) {
     CHECK(std::isnan(logits[3]));
     CHECK(std::isfinite(logits[4]));
   }

@@ -7,6 +7,9 @@ per kernel, what the source cannot prove (docs/portability.md explains each gate
            loop (a backward branch spans it), and no scaled MFMA with other formats; its head
            sum in that loop is packed (v_pk_fma_f32, two heads an instruction) after a relu of
            one instruction (v_maximum3_f32), with no compare-and-select relu left.
+  stream   gfx950: that scoring loop loads its keys itself (global_load_dwordx4, no LDS tile
+           read) and never waits for every load in flight (no s_waitcnt vmcnt(0)): the next
+           steps' keys stay in flight while a step is scored.
   scratch  every kernel of every architecture: .private_segment_fixed_size 0, no VGPR/SGPR
            spills, no dynamic stack.
   occupancy gfx950: arch + acc VGPRs and LDS (static + the launcher's dynamic bytes) leave at
@@ -50,8 +53,8 @@ def logits_dynamic_lds(name):
     policy, heads, waves = m.group(1), int(m.group(2)), int(m.group(3))
     stage = TILE_KEYS * 64 + TILE_KEYS * 4  # values, raw scale words
     if "gfx950_policy" in policy:
-        scratch = 0  # Q, scales and weights live in registers; the MFMA reads the raw scales
-    elif "generic_policy" in policy:
+        return MAX_CHUNK * 8  # direct keys: no stages; Q, scales and weights live in registers
+    if "generic_policy" in policy:
         stage += TILE_KEYS * TILE_BLOCKS * 4  # the keys' scales converted to fp32
         scratch = heads * (32 * 4 + TILE_BLOCKS * 4 + 4)  # int8 codes, fp32 scales, weights
     else:
@@ -190,12 +193,19 @@ def mfma_gate(code):
     # The head sum (arch/gfx950.hpp add_tile_heads): packed fmas, relu as one maximum.
     packed, relu = looped.count("v_pk_fma_f32"), looped.count("v_maximum3_f32")
     selects = sum(1 for op in looped if op.startswith("v_cndmask"))
+    # The keys' stream (paged_logits_kernel, direct scorers): loads in the loop, never drained.
+    key_loads = looped.count("global_load_dwordx4")
+    vm_waits = sorted({int(m.group(1)) for a, op, o in code if inner[0] <= a <= inner[1]
+                       and op == "s_waitcnt" for m in [re.search(r"vmcnt\((\d+)\)", o)] if m})
     note = (f"{len(in_loop)}/{len(scaled)} fp4 in loop, {b128} ds_read_b128, "
-            f"{packed} v_pk_fma_f32, {relu} v_maximum3_f32, {selects} v_cndmask")
+            f"{packed} v_pk_fma_f32, {relu} v_maximum3_f32, {selects} v_cndmask, "
+            f"{key_loads} global_load_dwordx4, vmcnt waits {vm_waits}")
     if not in_loop or len(fp4) != len(scaled) or other:
         return "hot loop lacks FP4 scaled MFMA", note
     if not packed or not relu or selects:
         return "scoring loop's head sum not packed", note
+    if not key_loads or b128 or 0 in vm_waits:
+        return "scoring loop does not stream its keys", note
     return None, note
 
 
@@ -268,7 +278,7 @@ def main():
         for f in failures:
             print("  " + f)
         return 1
-    print("isa-gates: all kernels pass (mfma, scratch, occupancy)")
+    print("isa-gates: all kernels pass (mfma, stream, scratch, occupancy)")
     return 0
 
 

@@ -18,6 +18,7 @@ namespace mxi::arch::generic {
 template <int WaveSize, int Heads>
 struct row_scorer {
   static constexpr int step_keys = WaveSize;
+  static constexpr bool direct_keys = false;  ///< scores staged key tiles
   static constexpr bool float_scales = true;  ///< reads key_tile::scales
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int words = key_tile_shape::head_dim / 4;  // int8x4 words a row

@@ -1,10 +1,12 @@
 // gfx950 (CDNA4, MI355X) logits tile: one v_mfma_scale_f32_16x16x128_f8f6f4 with E2M1 on both
 // sides gives 16 query heads x 16 key tokens over D = 128, the E8M0 block scales applied inside
-// the instruction. `row_scorer` is the arch/select.hpp scorer interface over a staged key_tile;
-// key_values/key_scale feed the same instruction straight from a page (in mfma16 a wave's loads
-// are one contiguous KiB, so no staging is needed). The operand builders are host/device
-// functions: the host test (tests/test_mfma_emulation.cpp) feeds these very registers to a CPU
-// model of the instruction.
+// the instruction. The keys' operands come straight from the pages (key_values/key_scale, or
+// fetch_keys for 16 keys of any pages): a lane's source is one 16-byte block and one scale byte,
+// and a wave's 64 loads for 16 consecutive tokens of a page are one contiguous KiB in either
+// layout, so nothing is staged in LDS. `row_scorer` is the arch/select.hpp scorer interface in its
+// direct form (paged_logits_kernel streams each wave's keys, several steps ahead). The operand
+// builders are host/device functions: the host test (tests/test_mfma_emulation.cpp) feeds these
+// very registers to a CPU model of the instruction.
 //
 // Instruction facts relied on (AMD CDNA4 ISA, LLVM AMDGPU; checked against AMD's own MXFP4 test
 // of the builtin in aiter's opus, and by compiling this file for gfx950 and reading the assembly):
@@ -89,17 +91,23 @@ MXI_HOST_DEVICE uint32_t key_scale(const uint8_t* page, layout::page_shape s, in
   return page[Layout::scale_offset(s, token, lane_chunk(lane))];
 }
 
-/// B source of `lane` from a staged key tile: block lane_chunk(lane) of tile key `key`. The
-/// swizzle moves whole 16-byte blocks, so this is one 16-byte LDS read.
-MXI_HOST_DEVICE fp4x32 tile_key_values(const key_tile& tile, int key, int lane) {
-  return detail::load_block(reinterpret_cast<const uint8_t*>(
-      tile.values + key_tile_shape::word(key, lane_chunk(lane), 0)));
-}
+/// One lane's B source and scale word for a 16-key step (fetch_keys), as score takes them.
+struct key_operand {
+  fp4x32 values;
+  uint32_t scale;
+};
 
-/// Scale word for tile_key_values: the E8M0 byte of block lane_chunk(lane), read from the key's
-/// raw scale word in the tile, so the kernel converts no scales.
-MXI_HOST_DEVICE uint32_t tile_key_scale(const key_tile& tile, int key, int lane) {
-  return tile_scale<swizzled_tile>(tile.values, key, lane_chunk(lane));
+/// `lane`'s operand for keys source(0) .. source(15) (arch::key_source: any page, any token, in
+/// pages of `block_size` tokens): key source(lane_row(lane)), block lane_chunk(lane). A key with
+/// token < 0 reads token 0 of its page (which must exist) and its score means nothing: every lane
+/// loads, because a load some paths skip leaves the compiler unable to count the loads in flight
+/// (it then waits for all of them before each step).
+template <class Layout, class Source>
+MXI_HOST_DEVICE key_operand fetch_keys(int block_size, Source&& source, int lane) {
+  const key_source k = source(lane_row(lane));
+  const int token = k.token < 0 ? 0 : k.token;
+  const layout::page_shape s{block_size, tile_dim};
+  return {key_values<Layout>(k.page, s, token, lane), key_scale<Layout>(k.page, s, token, lane)};
 }
 
 /// One query token's Q and weights as lane `lane` holds them for the whole key loop: the A
@@ -227,7 +235,7 @@ MXI_DEVICE float score_tiles(const query_fragment<Heads>& q, const fp4x32& b, ui
 }  // namespace detail
 
 /// Logit (sum over heads of w * relu(q . k)) of the token whose B source and scale word this lane
-/// holds, from key_values/key_scale or tile_key_values/tile_key_scale. The whole wave calls it.
+/// holds, from key_values/key_scale or fetch_keys. The whole wave calls it.
 template <int Heads>
 MXI_DEVICE float score(const query_fragment<Heads>& q, const fp4x32& b, uint32_t b_scale) {
   const float share =
@@ -243,14 +251,19 @@ MXI_DEVICE float score(const query_fragment<Heads>& q, const fp4x32& b, uint32_t
 
 #if MXI_GPU_COMPILER
 
-/// The arch/select.hpp scorer: one query row (Heads heads, D = 128) against staged key tiles,
-/// 16 keys a step; Q, its scales and the weights stay in registers (no scratch).
+/// The arch/select.hpp scorer, direct form: one query row (Heads heads, D = 128) against 16 keys a
+/// step whose operands the kernel fetches `lookahead` steps before it scores them (fetch, then
+/// score); Q, its scales and the weights stay in registers (no scratch, no key tile).
 template <int Heads>
 struct row_scorer {
   static constexpr int step_keys = tile_tokens;
   static constexpr int scratch_bytes = 0;
-  /// The MFMA takes E8M0 bytes: the tile's raw scale words serve (tile_key_scale).
-  static constexpr bool float_scales = false;
+  static constexpr bool direct_keys = true;
+  /// Steps in flight a wave: 4 KiB of keys, 20 VGPRs. With four waves a SIMD that is 64 KiB a CU
+  /// in flight, about twice what 8 TB/s needs at 1 us of loaded HBM latency (docs/performance.md,
+  /// gfx950 model).
+  static constexpr int lookahead = 4;
+  using operand = key_operand;
 
   query_fragment<Heads> q;
 
@@ -261,14 +274,19 @@ struct row_scorer {
     q = load_query<Heads>(q_values, q_scales, weights, platform::lane_id<wave_size>(), heads);
   }
 
-  /// Scores tile keys [n0, n0 + 16); out(key, score) on lanes 0..15, each key once.
+  /// This lane's operand of keys source(0) .. source(15) (fetch_keys).
+  template <class Layout, class Source>
+  MXI_DEVICE static operand fetch(int block_size, Source&& source) {
+    return fetch_keys<Layout>(block_size, source, platform::lane_id<wave_size>());
+  }
+
+  /// Scores the step whose operand this lane holds: out(i, score) for keys i = 0 .. 15 of the
+  /// step, each once (on lanes 0..15).
   template <class Out>
-  MXI_DEVICE void score(const key_tile& tile, int n0, Out&& out) const {
+  MXI_DEVICE void score(const operand& keys, Out&& out) const {
     const int lane = platform::lane_id<wave_size>();
-    const int n = n0 + lane_row(lane);
-    const float logit =
-        gfx950::score(q, tile_key_values(tile, n, lane), tile_key_scale(tile, n, lane));
-    if (lane_chunk(lane) == 0) out(n, logit);
+    const float logit = gfx950::score(q, keys.values, keys.scale);
+    if (lane_chunk(lane) == 0) out(lane_row(lane), logit);
   }
 };
 

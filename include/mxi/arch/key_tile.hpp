@@ -93,14 +93,14 @@ MXI_HOST_DEVICE uint8_t tile_scale(const uint32_t* words, int n, int b) {
   return static_cast<uint8_t>(words[Tile::scale_word(n)] >> (8 * b));
 }
 
-#if MXI_GPU_COMPILER
-
-/// Where one key of a tile lives in the cache: its page's first byte and its token in that page
-/// (token < 0: a key not to load, whose slots keep what they held).
+/// Where one key lives in the cache: its page's first byte and its token in that page (token < 0:
+/// a key not to load; a staged tile's slots keep what they held).
 struct key_source {
   const uint8_t* page;
   int token;
 };
+
+#if MXI_GPU_COMPILER
 
 /// The key-tile loader, per-key form (any GPU; the caller's `threads` threads, this one `tid`,
 /// call it together): stages keys n < count of a tile, key n from `source(n)`, into the tile

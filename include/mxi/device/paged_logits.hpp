@@ -14,10 +14,12 @@
 // chunks sized so the items outnumber the resident blocks. On sm90 both modes then take the
 // warp-specialised kernel (detail/pipelined_logits_kernel.hpp; candidate keys after
 // candidate_slots_kernel resolved each column's page and token); elsewhere this file's persistent
-// kernel (SMs x occupancy blocks of 4 waves) walks the items. Each block stages 64-key tiles
-// (4-stage cp.async pipeline, one block barrier a tile) in shared memory, and wave w scores row
-// w % G over a 1/(4/G) share of each tile with the arch policy's row scorer, which holds the query
-// row in registers. Addressing is 64-bit.
+// kernel (SMs x occupancy blocks of 4 waves) walks the items, and wave w scores row w % G over a
+// 1/(4/G) share of each item's keys with the arch policy's row scorer, which holds the query row
+// in registers. The generic scorer reads 64-key tiles the block stages in shared memory (4-stage
+// cp.async pipeline, one block barrier a tile); gfx950's reads its 16-key steps' operands straight
+// from the pages into registers, four steps ahead (a wave's loads for 16 tokens of a page are one
+// contiguous KiB), with no tile and no barrier but the item's. Addressing is 64-bit.
 #pragma once
 
 #include <algorithm>
@@ -45,20 +47,32 @@ namespace detail {
 
 #if MXI_GPU_COMPILER
 
+/// Whether a row scorer reads the keys' scales as fp32 from a staged tile (a direct scorer reads
+/// no tile).
+template <class Row>
+constexpr bool reads_float_scales() {
+  if constexpr (Row::direct_keys)
+    return false;
+  else
+    return Row::float_scales;
+}
+
 /// A row scorer (one wave scores one row: generic, gfx950) seen through the unit interface the
-/// kernel runs: unit_threads threads score up to max_rows rows of a group against a tile,
-/// out(row, key, score).
+/// kernel runs: unit_threads threads score up to max_rows rows of a group, out(row, key, score),
+/// against a staged tile or, for a direct scorer, against the operands it fetched itself.
 template <class Row, int WaveSize, int Heads>
 struct row_unit {
   static constexpr int unit_threads = WaveSize;
   static constexpr int max_rows = 1;
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
-  static constexpr bool float_scales = Row::float_scales;  // the kernel converts them a tile
+  static constexpr bool direct_keys = Row::direct_keys;
+  static constexpr bool float_scales = reads_float_scales<Row>();  // converted a tile
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
   template <class Layout>
   using tile = arch::swizzled_tile;  // the row scorers read key_tile_shape::word
 
+  using row_type = Row;
   Row row;
 
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
@@ -68,6 +82,16 @@ struct row_unit {
   template <class Tile, class Out>
   MXI_DEVICE void score(const arch::key_tile& tile, int n0, Out&& out) const {
     row.score(tile, n0, [&](int n, float v) { out(0, n, v); });
+  }
+  /// Direct scorers: this lane's operand of a step's keys source(0 .. step_keys - 1), then its
+  /// scores.
+  template <class Layout, class Source>
+  MXI_DEVICE static auto fetch(int block_size, Source&& source) {
+    return Row::template fetch<Layout>(block_size, source);
+  }
+  template <class Operand, class Out>
+  MXI_DEVICE void score(const Operand& keys, Out&& out) const {
+    row.score(keys, [&](int n, float v) { out(0, n, v); });
   }
 };
 
@@ -82,10 +106,10 @@ struct logits_smem {
   static constexpr int raw_scale_bytes = shape::keys * 4;
   static constexpr int float_scale_bytes = scorer::float_scales ? shape::keys * shape::blocks * 4 : 0;
   static constexpr int stage_bytes = shape::value_bytes + raw_scale_bytes + float_scale_bytes;
-  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored). 8
-  /// measured no faster on the H200 when this kernel still ran sm90 decode (bound by the
-  /// scoring, not by HBM latency).
-  static constexpr int stages = 4;
+  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored; none for a
+  /// direct scorer). 8 measured no faster on the H200 when this kernel still ran sm90 decode
+  /// (bound by the scoring, not by HBM latency).
+  static constexpr int stages = scorer::direct_keys ? 0 : 4;
   static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 16); }
@@ -95,9 +119,12 @@ struct logits_smem {
 };
 
 // Units (a wave) split a group's rows into sets of at most max_rows rows, one set a unit; the
-// units of a set split each tile's keys. One block barrier a tile (two when the scorer reads fp32
-// key scales, converted in shared memory once per tile), one an item. Staging: the key-tile loader
-// (arch::load_key_tile, cp.async), into the tile addressing the scorer reads.
+// units of a set split each tile's keys (each 16-key step's, for a direct scorer). Staged: one
+// block barrier a tile (two when the scorer reads fp32 key scales, converted in shared memory once
+// per tile); the key-tile loader (arch::load_key_tile, cp.async) fills the tile addressing the
+// scorer reads. Direct (gfx950): each unit fetches its keys' operands from the pages itself,
+// `lookahead` steps before it scores them, with no tile and no barrier a tile. One barrier an
+// item either way.
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
 __global__ __launch_bounds__(
     Waves* Policy::wave_size,
@@ -128,7 +155,7 @@ __global__ __launch_bounds__(
     platform::allow_next_grid();
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
 
-    uint32_t staged = 0;  // tiles staged by this block so far: stage staged % stages
+    [[maybe_unused]] uint32_t staged = 0;  // tiles staged so far: stage staged % stages
     scorer_t scorer;
     int64_t loaded_row = -1;
     item_walk walk(num_items);
@@ -177,53 +204,97 @@ __global__ __launch_bounds__(
       }
       platform::block_barrier();  // column tables ready
 
-      // The key-tile loader; thread n copies key n's scale word (prepare_key below reads it).
-      static_assert(threads >= 2 * shape::keys, "one pass of the loader");
-      const auto stage = [&](int k0, int s) {
-        arch::load_key_tile<Layout, tile_t, arch::async_copies>(
-            smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads, [&](int n) {
-              const int c = k0 + n - k_begin;
-              return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
-                                      column_token[c]};
-            });
-        arch::copy_commit();
-      };
-
-      const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
-      for (int s = 0; s < smem_t::stages - 1; ++s) {
-        if (s < tiles) stage(k_begin + s * shape::keys, (staged + s) % smem_t::stages);
-        else arch::copy_commit();
-      }
-      float* out_set = a.out + (set_row - a.row_begin) * a.ld;
-      for (int i = 0; i < tiles; ++i, ++staged) {
-        const int k0 = k_begin + i * shape::keys;
-        const int s = static_cast<int>(staged % smem_t::stages);
-        unsigned char* base = smem + s * smem_t::stage_bytes;
-        const auto* words = reinterpret_cast<const uint32_t*>(base);
-        auto* scales = reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
-        arch::copy_wait<smem_t::stages - 2>();
-        // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
-        platform::block_barrier();
-        const int next = i + smem_t::stages - 1;
-        if (next < tiles) stage(k_begin + next * shape::keys, (staged + smem_t::stages - 1) % smem_t::stages);
-        else arch::copy_commit();
-        if constexpr (scorer_t::float_scales) {
-          for (int n = tid; n < shape::keys; n += threads)
-            for (int b = 0; b < shape::blocks; ++b)
-              scales[n * shape::blocks + b] = format::decode_e8m0(arch::tile_scale<tile_t>(words, n, b));
-          platform::block_barrier();
-        }
-        if (set_limit > k0) {
-          const arch::key_tile tile{words, scales};
-          for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
-               n0 += slices * scorer_t::step_keys) {
-            if (k0 + n0 >= set_limit) break;
-            scorer.template score<tile_t>(tile, n0, [&](int r, int n, float v) {
-              int row_limit = limit[0];  // limit[r] by selects: no local-memory array
+      if constexpr (scorer_t::direct_keys) {
+        // A ring of `ahead` steps' operands in registers. Step j's slot is refilled with step
+        // j + ahead right after step j's MFMAs read it (before, the slot would need a second
+        // register set, and copies that wait for the loads). Every step fetches, scored or not,
+        // and the loop's bounds are the wave's (wave_uniform): a load that some paths skip makes
+        // the compiler wait for every load in flight (tools/isa-gates.py checks the stream).
+        constexpr int ahead = scorer_t::row_type::lookahead, step = scorer_t::step_keys;
+        const int stride = slices * step;
+        const int last = platform::wave_uniform(set_limit) - 1;  // the set's last column
+        float* out_set = a.out + (set_row - a.row_begin) * a.ld;
+        // Lanes past the last column read its key again (their scores are not stored).
+        const auto fetch = [&](int k0) {
+          return scorer_t::template fetch<Layout>(a.block_size, [&](int n) {
+            const int c = min(k0 + n, last) - k_begin;
+            return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
+                                    column_token[c]};
+          });
+        };
+        int k0 = platform::wave_uniform(k_begin + slice * step);
+        if (last >= k0) {
+          decltype(fetch(k0)) ring[ahead];
 #pragma unroll
-              for (int j = 1; j < max_rows; ++j) row_limit = r == j ? limit[j] : row_limit;
-              if (k0 + n < row_limit) out_set[r * a.ld + k0 + n] = v;
-            });
+          for (int u = 0; u < ahead; ++u) ring[u] = fetch(k0 + u * stride);
+          for (; k0 <= last; k0 += ahead * stride) {
+#pragma unroll
+            for (int u = 0; u < ahead; ++u) {
+              const int s0 = k0 + u * stride;
+              if (s0 <= last) {  // not a break: see above
+                scorer.score(ring[u], [&](int r, int n, float v) {
+                  if (s0 + n < limit[r]) out_set[r * a.ld + s0 + n] = v;
+                });
+              }
+              ring[u] = fetch(s0 + ahead * stride);
+            }
+          }
+        }
+      } else {
+        // The key-tile loader.
+        static_assert(threads >= 2 * shape::keys, "one pass of the loader");
+        const auto stage = [&](int k0, int s) {
+          arch::load_key_tile<Layout, tile_t, arch::async_copies>(
+              smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads, [&](int n) {
+                const int c = k0 + n - k_begin;
+                return arch::key_source{
+                    a.cache + layout::page_offset(column_page[c], a.page_stride), column_token[c]};
+              });
+          arch::copy_commit();
+        };
+
+        const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
+        for (int s = 0; s < smem_t::stages - 1; ++s) {
+          if (s < tiles)
+            stage(k_begin + s * shape::keys, (staged + s) % smem_t::stages);
+          else
+            arch::copy_commit();
+        }
+        float* out_set = a.out + (set_row - a.row_begin) * a.ld;
+        for (int i = 0; i < tiles; ++i, ++staged) {
+          const int k0 = k_begin + i * shape::keys;
+          const int s = static_cast<int>(staged % smem_t::stages);
+          unsigned char* base = smem + s * smem_t::stage_bytes;
+          const auto* words = reinterpret_cast<const uint32_t*>(base);
+          auto* scales =
+              reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
+          arch::copy_wait<smem_t::stages - 2>();
+          // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
+          platform::block_barrier();
+          const int next = i + smem_t::stages - 1;
+          if (next < tiles)
+            stage(k_begin + next * shape::keys, (staged + smem_t::stages - 1) % smem_t::stages);
+          else
+            arch::copy_commit();
+          if constexpr (scorer_t::float_scales) {
+            for (int n = tid; n < shape::keys; n += threads)
+              for (int b = 0; b < shape::blocks; ++b)
+                scales[n * shape::blocks + b] =
+                    format::decode_e8m0(arch::tile_scale<tile_t>(words, n, b));
+            platform::block_barrier();
+          }
+          if (set_limit > k0) {
+            const arch::key_tile tile{words, scales};
+            for (int n0 = slice * scorer_t::step_keys; n0 < shape::keys;
+                 n0 += slices * scorer_t::step_keys) {
+              if (k0 + n0 >= set_limit) break;
+              scorer.template score<tile_t>(tile, n0, [&](int r, int n, float v) {
+                int row_limit = limit[0];  // limit[r] by selects: no local-memory array
+#pragma unroll
+                for (int j = 1; j < max_rows; ++j) row_limit = r == j ? limit[j] : row_limit;
+                if (k0 + n < row_limit) out_set[r * a.ld + k0 + n] = v;
+              });
+            }
           }
         }
       }

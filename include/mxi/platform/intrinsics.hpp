@@ -36,6 +36,17 @@ MXI_DEVICE int wave_id() {
   return static_cast<int>(threadIdx.x) / WaveSize;
 }
 
+/// `x`, which the caller knows to be the same in every lane of the wave, as the first active
+/// lane holds it: AMD then keeps it in a scalar register and branches on it without lane masks
+/// (NVIDIA has no scalar registers: `x` itself).
+MXI_DEVICE int wave_uniform(int x) {
+#if MXI_PLATFORM_HIP
+  return __builtin_amdgcn_readfirstlane(x);
+#else
+  return x;
+#endif
+}
+
 template <int WaveSize, class T>
 MXI_DEVICE T shuffle_xor(T v, int lane_mask) {
 #if MXI_PLATFORM_HIP
