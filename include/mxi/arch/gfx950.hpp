@@ -259,11 +259,10 @@ struct row_scorer {
   static constexpr int step_keys = tile_tokens;
   static constexpr int scratch_bytes = 0;
   static constexpr bool direct_keys = true;
-  /// Steps in flight a wave: 4 KiB of keys, 20 VGPRs. With four waves a SIMD that is 64 KiB a CU
-  /// in flight, about twice what 8 TB/s needs at 1 us of loaded HBM latency (docs/performance.md,
-  /// gfx950 model).
+  /// Steps the kernel's ring holds (20 VGPRs), three in flight while one is scored: 3 KiB of keys
+  /// a wave, 48 KiB a CU at four waves a SIMD, about 1.5 times what 8 TB/s needs at 1 us of
+  /// loaded HBM latency (docs/performance.md, gfx950 model).
   static constexpr int lookahead = 4;
-  using operand = key_operand;
 
   query_fragment<Heads> q;
 
@@ -276,14 +275,14 @@ struct row_scorer {
 
   /// This lane's operand of keys source(0) .. source(15) (fetch_keys).
   template <class Layout, class Source>
-  MXI_DEVICE static operand fetch(int block_size, Source&& source) {
+  MXI_DEVICE static key_operand fetch(int block_size, Source&& source) {
     return fetch_keys<Layout>(block_size, source, platform::lane_id<wave_size>());
   }
 
   /// Scores the step whose operand this lane holds: out(i, score) for keys i = 0 .. 15 of the
   /// step, each once (on lanes 0..15).
   template <class Out>
-  MXI_DEVICE void score(const operand& keys, Out&& out) const {
+  MXI_DEVICE void score(const key_operand& keys, Out&& out) const {
     const int lane = platform::lane_id<wave_size>();
     const float logit = gfx950::score(q, keys.values, keys.scale);
     if (lane_chunk(lane) == 0) out(lane_row(lane), logit);

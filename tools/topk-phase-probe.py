@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Times the phases of the cluster top-k (device/detail/topk_cluster_kernel.hpp) block by block.
+
+Nsight Compute says the top-k is latency-bound (few instructions, most cycles waiting), not which
+of its barrier-separated phases the time goes to. This builds a copy of the kernel with a stamp
+after each phase (a block barrier, then clock64() by thread 0 into a __device__ table), and a
+driver that runs launch_topk on fp32 N(0, 1) rows (the bench_topk shapes, k 2048, L2 flushed by
+a 256 MiB memset) and prints, per phase, the median and largest time over the blocks. The
+stamps' barriers add a little to each phase; compare phases, not totals with bench_topk.
+
+    tools/topk-phase-probe.py build/h200/topk-probe     # writes and compiles (nvcc, sm_90a)
+    build/h200/topk-probe/probe_topk                    # on the GPU
+
+The copy is made by inserting stamps after markers in the kernel's source; a marker that is no
+longer there stops the script (update the MARKERS below with the kernel).
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+KERNEL = "include/mxi/device/detail/topk_cluster_kernel.hpp"
+
+# (text in the kernel, the same text with a stamp next to it). Stamps: 0 start, 1 stage and
+# count of digit 0, then per pass p: 1 + 3p clear and count (p > 0), 2 + 3p the counts' barrier,
+# 3 + 3p the step; 10 tally, 11 the slices' counts, 12 place. Slot 15 keeps the last pass.
+MARKERS = [
+    ("namespace mxi::device::detail {",
+     "__device__ long long probe_stamps[8192][16];\n"
+     "#define STAMP(i) do { __syncthreads(); if (threadIdx.x == 0) "
+     "probe_stamps[blockIdx.x][i] = clock64(); } while (0)\n"
+     "namespace mxi::device::detail {"),
+    ("  platform::allow_next_grid();\n  auto& head",
+     "  platform::allow_next_grid();\n  STAMP(0);\n  auto& head"),
+    ("    steps::count(slice, 0, 0u, head.hist[0]);\n#pragma unroll 1",
+     "    steps::count(slice, 0, 0u, head.hist[0]);\n  STAMP(1);\n#pragma unroll 1"),
+    ("        steps::count(slice, pass, t.prefix, hist);\n    }\n    sync();",
+     "        steps::count(slice, pass, t.prefix, hist);\n      STAMP(1 + 3 * pass);\n    }\n"
+     "    sync();\n    STAMP(2 + 3 * pass);"),
+    ("    if (settled || pass == digits::passes - 1) break;",
+     "    STAMP(3 + 3 * pass);\n    if (threadIdx.x == 0) probe_stamps[blockIdx.x][15] = pass;\n"
+     "    if (settled || pass == digits::passes - 1) break;"),
+    ("  if (tid == 0) {\n    head.above = above;",
+     "  STAMP(10);\n  if (tid == 0) {\n    head.above = above;"),
+    ("  uint32_t above_before = 0, equal_before = 0;\n  for",
+     "  STAMP(11);\n  uint32_t above_before = 0, equal_before = 0;\n  for"),
+    ("  if (!alone) platform::cluster_wait();",
+     "  STAMP(12);\n  if (!alone) platform::cluster_wait();"),
+]
+
+DRIVER = r'''// Written by tools/topk-phase-probe.py: per-phase times of the cluster top-k.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "mxi/device/topk.hpp"
+
+using namespace mxi;
+static long long stamps[8192][16];
+
+int main() {
+  int clock_khz = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+  const double cycles_per_us = clock_khz / 1000.0;
+  const long shapes[][3] = {{256, 10688, 10688}, {64, 32768, 1 << 20}, {1, 32768, 1 << 20},
+                            {4, 262144, 1 << 20}, {32, 131072, 1 << 20}, {16, 165440, 165440}};
+  const char* names[] = {"start", "stage + count 0", "barrier 0", "step 0", "clear + count 1",
+                         "barrier 1", "step 1", "clear + count 2", "barrier 2", "step 2",
+                         "tally", "slice counts", "place"};
+  void* flush = nullptr;
+  cudaMalloc(&flush, size_t{256} << 20);
+  for (const auto& s : shapes) {
+    const long rows = s[0], cols = s[1], width = s[2];
+    const int k = 2048;
+    std::vector<float> host(static_cast<size_t>(rows * cols));
+    std::mt19937_64 rng(1);
+    std::normal_distribution<float> normal;
+    for (float& x : host) x = normal(rng);
+    float* scores = nullptr;
+    int32_t *lengths = nullptr, *out = nullptr;
+    cudaMalloc(&scores, host.size() * 4);
+    cudaMemcpy(scores, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+    const std::vector<int32_t> n(static_cast<size_t>(rows), static_cast<int32_t>(cols));
+    cudaMalloc(&lengths, rows * 4);
+    cudaMemcpy(lengths, n.data(), rows * 4, cudaMemcpyHostToDevice);
+    cudaMalloc(&out, rows * k * 4);
+    const device::topk_shape shape{rows, width, k, output_order::position};
+    void* ws = nullptr;
+    cudaMalloc(&ws, device::topk_workspace_bytes(shape) + 16);
+    static long long zero[8192][16] = {};
+    std::vector<float> times;
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int it = 0; it < 11; ++it) {
+      cudaMemcpyToSymbol(probe_stamps, zero, sizeof(zero));
+      cudaMemset(flush, it, size_t{256} << 20);
+      cudaEventRecord(a);
+      const auto e = device::launch_topk(shape, device::float_score_keys{scores, cols},
+                                         device::int_lengths{lengths}, device::identity_map{},
+                                         out, int64_t{k}, ws, platform::stream_t{});
+      cudaEventRecord(b);
+      cudaEventSynchronize(b);
+      if (e != platform::success) {
+        std::printf("launch_topk failed: %s\n", platform::error_string(e));
+        return 1;
+      }
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      times.push_back(ms * 1000);
+    }
+    cudaMemcpyFromSymbol(stamps, probe_stamps, sizeof(stamps));
+    std::sort(times.begin(), times.end());
+    int blocks = 0;
+    for (int i = 0; i < 8192; ++i)
+      if (stamps[i][0] != 0) blocks = i + 1;
+    std::printf("\n%ld x %ld (width %ld): %.1f us (events, median of 11), %d blocks, passes %lld\n",
+                rows, cols, width, times[times.size() / 2], blocks, stamps[0][15] + 1);
+    std::vector<double> total;
+    for (int p = 1; p <= 12; ++p) {
+      std::vector<double> d;
+      for (int i = 0; i < blocks; ++i) {
+        if (stamps[i][p] == 0) continue;
+        int q = p - 1;
+        while (q > 0 && stamps[i][q] == 0) --q;
+        d.push_back((stamps[i][p] - stamps[i][q]) / cycles_per_us);
+      }
+      if (d.empty()) continue;
+      std::sort(d.begin(), d.end());
+      std::printf("  %-16s median %6.2f us  max %6.2f us\n", names[p], d[d.size() / 2], d.back());
+    }
+    for (int i = 0; i < blocks; ++i)
+      if (stamps[i][12] != 0) total.push_back((stamps[i][12] - stamps[i][0]) / cycles_per_us);
+    std::sort(total.begin(), total.end());
+    if (!total.empty())
+      std::printf("  in the kernel    median %6.2f us  max %6.2f us\n", total[total.size() / 2],
+                  total.back());
+    cudaFree(scores);
+    cudaFree(lengths);
+    cudaFree(out);
+    cudaFree(ws);
+  }
+  std::printf("\nSM clock %d kHz (cycles to us)\n", clock_khz);
+  return 0;
+}
+'''
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = os.path.abspath(sys.argv[1])
+    text = open(os.path.join(ROOT, KERNEL)).read()
+    for marker, stamped in MARKERS:
+        if text.count(marker) != 1:
+            sys.exit(f"topk-phase-probe: marker not found once in {KERNEL}:\n{marker}")
+        text = text.replace(marker, stamped)
+    kernel = os.path.join(out, "include", KERNEL[len("include/"):])
+    os.makedirs(os.path.dirname(kernel), exist_ok=True)
+    open(kernel, "w").write(text)
+    driver = os.path.join(out, "probe_topk.cu")
+    open(driver, "w").write(DRIVER)
+    # The instrumented copy comes first on the include path; topk.hpp's quoted include of it
+    # finds no file beside itself, so the search falls through to this directory.
+    nvcc = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
+    cmd = [nvcc, "-O3", "-DNDEBUG", "-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr",
+           "-I" + os.path.join(out, "include"), "-I" + os.path.join(ROOT, "include"),
+           driver, "-o", os.path.join(out, "probe_topk")]
+    print(" ".join(cmd))
+    return subprocess.call(cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
