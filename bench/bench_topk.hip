@@ -8,7 +8,8 @@
 // Variants: position / score take the device's tuned path (on sm90 position order: the cluster
 // select, device/detail/topk_cluster_kernel.hpp); position_one_block forces the one-block kernel
 // with the passes (the path before clusters); position_cluster_cN forces N blocks a row and
-// position_cluster_t1024 1024-thread cluster blocks (sm90 only; they tune topk_tuned's numbers).
+// position_cluster_t512 512-thread cluster blocks (the tuned blocks have 1024), on every shape
+// (sm90 only; they tune topk_tuned's numbers).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -44,9 +45,9 @@ struct forced {
 template <device::topk_path Path, int ClusterBlocks = 0>
 using sm90_config = device::topk_config_for<arch::target::sm90, Path, ClusterBlocks>;
 constexpr auto sm90_tuned = device::topk_tuned(arch::target::sm90);
-using cluster_1024_threads =
+using cluster_512_threads =
     device::topk_config<sm90_tuned.pass_threads, sm90_tuned.pass_items, sm90_tuned.max_blocks,
-                        sm90_tuned.one_block_min_rows, sm90_tuned.cluster_blocks_max, 1024,
+                        sm90_tuned.one_block_min_rows, sm90_tuned.cluster_blocks_max, 512,
                         device::topk_path::cluster>;
 
 template <class Launch>
@@ -128,6 +129,6 @@ BENCHMARK_CAPTURE(bench_topk, position_cluster_c8, output_order::position,
                   forced<sm90_config<device::topk_path::cluster, 8>>{})->Apply(decode_shapes);
 BENCHMARK_CAPTURE(bench_topk, position_cluster_c16, output_order::position,
                   forced<sm90_config<device::topk_path::cluster, 16>>{})->Apply(decode_shapes);
-BENCHMARK_CAPTURE(bench_topk, position_cluster_t1024, output_order::position,
-                  forced<cluster_1024_threads>{})->Apply(decode_shapes);
+BENCHMARK_CAPTURE(bench_topk, position_cluster_t512, output_order::position,
+                  forced<cluster_512_threads>{})->Apply(shapes);
 BENCHMARK_MAIN();

@@ -1,9 +1,9 @@
-// The shared-memory key tile every scorer reads: `keys` cached tokens staged by the kernel. The
-// row scorers read one 64-byte row a token (D = 128) whose four 16-byte blocks are XOR-swizzled
-// so that per-word reads (lane = key g, quarter t of a block) and the staging writes are free of
-// bank conflicts, then each token's raw E8M0 scale word (the generic tile also gets the scales
-// as fp32); the sm90 tile reads a page of the cache's own layout (page_tile), whose 16-byte block
-// loads are conflict-free as they are.
+// The shared-memory key tile the staging scorers read: `keys` cached tokens staged by the kernel.
+// The generic row scorer reads one 64-byte row a token (D = 128) whose four 16-byte blocks are
+// XOR-swizzled so that per-word reads (lane = key g, quarter t of a block) and the staging writes
+// are free of bank conflicts, then each token's raw E8M0 scale word (and the scales as fp32); the
+// sm90 tile reads a page of the cache's own layout (page_tile), whose 16-byte block loads are
+// conflict-free as they are. (gfx950 stages nothing: its scorer loads its keys from the pages.)
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ struct key_tile_shape {
 };
 
 /// Where a staged tile keeps each key's blocks and scale word, in 32-bit words of its stage.
-/// swizzled_tile: the layout above, values then raw scale words ([keys]), for the row scorers.
+/// swizzled_tile: the layout above, values then raw scale words ([keys]), for the generic scorer.
 struct swizzled_tile {
   MXI_HOST_DEVICE static constexpr int word(int key, int b, int q) { return key_tile_shape::word(key, b, q); }
   MXI_HOST_DEVICE static constexpr int scale_word(int key) { return key_tile_shape::value_bytes / 4 + key; }

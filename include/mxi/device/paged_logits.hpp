@@ -70,7 +70,7 @@ struct row_unit {
   static constexpr bool float_scales = reads_float_scales<Row>();  // converted a tile
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
   template <class Layout>
-  using tile = arch::swizzled_tile;  // the row scorers read key_tile_shape::word
+  using tile = arch::swizzled_tile;  // a staging row scorer reads key_tile_shape::word
 
   using row_type = Row;
   Row row;
