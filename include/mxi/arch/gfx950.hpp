@@ -259,6 +259,7 @@ struct row_scorer {
   static constexpr int step_keys = tile_tokens;
   static constexpr int scratch_bytes = 0;
   static constexpr bool direct_keys = true;
+  static constexpr bool float_scales = false;  ///< no tile: the MFMA takes the E8M0 bytes
   /// Steps the kernel's ring holds (20 VGPRs), three in flight while one is scored: 3 KiB of keys
   /// a wave, 48 KiB a CU at four waves a SIMD, about 1.5 times what 8 TB/s needs at 1 us of
   /// loaded HBM latency (docs/performance.md, gfx950 model).

@@ -47,16 +47,6 @@ namespace detail {
 
 #if MXI_GPU_COMPILER
 
-/// Whether a row scorer reads the keys' scales as fp32 from a staged tile (a direct scorer reads
-/// no tile).
-template <class Row>
-constexpr bool reads_float_scales() {
-  if constexpr (Row::direct_keys)
-    return false;
-  else
-    return Row::float_scales;
-}
-
 /// A row scorer (one wave scores one row: generic, gfx950) seen through the unit interface the
 /// kernel runs: unit_threads threads score up to max_rows rows of a group, out(row, key, score),
 /// against a staged tile or, for a direct scorer, against the operands it fetched itself.
@@ -67,7 +57,7 @@ struct row_unit {
   static constexpr int step_keys = Row::step_keys;
   static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
   static constexpr bool direct_keys = Row::direct_keys;
-  static constexpr bool float_scales = reads_float_scales<Row>();  // converted a tile
+  static constexpr bool float_scales = Row::float_scales;  // the kernel converts them a tile
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
   template <class Layout>
   using tile = arch::swizzled_tile;  // a staging row scorer reads key_tile_shape::word
@@ -203,6 +193,11 @@ __global__ __launch_bounds__(
         loaded_row = set_row;
       }
       platform::block_barrier();  // column tables ready
+      // Where the item's column c lives (token -1: a column not to read).
+      const auto column_key = [&](int c) {
+        return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
+                                column_token[c]};
+      };
 
       if constexpr (scorer_t::direct_keys) {
         // A ring of `ahead` steps' operands in registers. Step j's slot is refilled with step
@@ -216,11 +211,8 @@ __global__ __launch_bounds__(
         float* out_set = a.out + (set_row - a.row_begin) * a.ld;
         // Lanes past the last column read its key again (their scores are not stored).
         const auto fetch = [&](int k0) {
-          return scorer_t::template fetch<Layout>(a.block_size, [&](int n) {
-            const int c = min(k0 + n, last) - k_begin;
-            return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
-                                    column_token[c]};
-          });
+          return scorer_t::template fetch<Layout>(
+              a.block_size, [&](int n) { return column_key(min(k0 + n, last) - k_begin); });
         };
         int k0 = platform::wave_uniform(k_begin + slice * step);
         if (last >= k0) {
@@ -245,11 +237,8 @@ __global__ __launch_bounds__(
         static_assert(threads >= 2 * shape::keys, "one pass of the loader");
         const auto stage = [&](int k0, int s) {
           arch::load_key_tile<Layout, tile_t, arch::async_copies>(
-              smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads, [&](int n) {
-                const int c = k0 + n - k_begin;
-                return arch::key_source{
-                    a.cache + layout::page_offset(column_page[c], a.page_stride), column_token[c]};
-              });
+              smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads,
+              [&](int n) { return column_key(k0 + n - k_begin); });
           arch::copy_commit();
         };
 
