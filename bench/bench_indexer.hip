@@ -11,8 +11,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -22,6 +22,7 @@
 #include "device_buffer.hpp"
 #include "device_inputs.hpp"
 #include "gpu_timer.hpp"
+#include "l2_flush.hpp"
 #include "mxi/mxi.hpp"
 #include "workload.hpp"
 
@@ -30,8 +31,6 @@ namespace {
 using namespace mxi;
 using mxi::testing::device_buffer;
 using mxi::testing::gpu_check;
-
-constexpr size_t flush_bytes = size_t{256} << 20;
 
 // ------------------------------------------------------------------------------------------
 // The floor and the flush
@@ -71,36 +70,6 @@ __global__ void copy_vectors(const uint4* src, uint4* dst, size_t vectors) {
     dst[i] = src[i];
 }
 
-/// Reads `bytes` with 16-byte loads: evicts the L2 without leaving dirty lines.
-__global__ void read_flush(const uint4* data, size_t vectors, uint32_t* sink) {
-  uint32_t acc = 0;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint4 x = data[i];
-    acc ^= x.x ^ x.y ^ x.z ^ x.w;
-  }
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
-
-struct flusher {
-  device_buffer<uint8_t> buffer{flush_bytes};
-  device_buffer<uint32_t> sink{1};
-  flusher() { buffer.fill_bytes(1); }
-  void operator()(bool memset) {
-    if (memset) {
-      gpu_check(platform::memset_async(buffer.data(), 0, buffer.bytes(), nullptr), "flush memset");
-      return;
-    }
-    read_flush<<<1056, 512>>>(reinterpret_cast<const uint4*>(buffer.data()), buffer.bytes() / 16, sink.data());
-    gpu_check(platform::last_error(), "flush read");
-  }
-};
-
-flusher& flush() {
-  static flusher f;
-  return f;
-}
-
 /// Median of `iterations` flushed timings of `work`.
 template <class Work>
 double median_time(bool memset, int iterations, Work&& work) {
@@ -108,7 +77,7 @@ double median_time(bool memset, int iterations, Work&& work) {
   work();  // warm-up
   std::vector<double> t;
   for (int i = 0; i < iterations; ++i) {
-    flush()(memset);
+    bench::flush_l2(memset);
     t.push_back(timer.time(work));
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());

@@ -3,7 +3,8 @@
 // length and the rows' stride), k, and the width the call declares (the engine passes its
 // max_model_len; 1M in the decode shapes below, which launches the multi-block passes beside the
 // one-block kernel where there are no clusters). GPU-event timing around one launch, L2 flushed
-// before each, random N(0,1) rows; bytes/s counts one read of the scores.
+// before each by reading 256 MiB (bench/l2_flush.hpp; position_memset flushes with a memset, as
+// these figures did before session 14), random N(0,1) rows; bytes/s counts one read of the scores.
 //
 // Variants: position / score take the device's tuned path (on sm90 position order: the cluster
 // select, device/detail/topk_cluster_kernel.hpp); position_one_block forces the one-block kernel
@@ -19,6 +20,7 @@
 
 #include "device_buffer.hpp"
 #include "gpu_timer.hpp"
+#include "l2_flush.hpp"
 #include "mxi/device/topk.hpp"
 
 namespace {
@@ -51,7 +53,8 @@ using cluster_512_threads =
                         device::topk_path::cluster>;
 
 template <class Launch>
-void bench_topk(benchmark::State& state, output_order order, Launch launch_topk) {
+void bench_topk(benchmark::State& state, output_order order, Launch launch_topk,
+                bool memset_flush = false) {
   if (!mxi::testing::gpu_present()) {
     state.SkipWithError("no GPU");
     return;
@@ -68,7 +71,6 @@ void bench_topk(benchmark::State& state, output_order order, Launch launch_topk)
   device_buffer<int32_t> out(static_cast<size_t>(rows * k));
   const device::topk_shape shape{rows, width, k, order};
   device_buffer<char> workspace(device::topk_workspace_bytes(shape));
-  device_buffer<char> flush(size_t{256} << 20);  // > the 60 MiB L2
 
   testing::gpu_timer timer;
   auto enqueue = [&] {
@@ -84,7 +86,7 @@ void bench_topk(benchmark::State& state, output_order order, Launch launch_topk)
   auto launch = [&] { gpu_check(enqueue(), "launch_topk"); };
   for (int i = 0; i < 3; ++i) launch();
   for (auto _ : state) {
-    flush.fill_bytes(static_cast<int>(state.iterations() & 0x7F));
+    bench::flush_l2(memset_flush);
     state.SetIterationTime(timer.time([&] { launch(); }));
   }
   state.SetBytesProcessed(state.iterations() * rows * cols * static_cast<int64_t>(sizeof(float)));
@@ -116,6 +118,8 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK_CAPTURE(bench_topk, position, output_order::position, tuned{})->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, position_memset, output_order::position, tuned{}, true)
+    ->Apply(shapes);
 BENCHMARK_CAPTURE(bench_topk, score, output_order::score, tuned{})->Apply(shapes);
 BENCHMARK_CAPTURE(bench_topk, position_one_block, output_order::position,
                   forced<sm90_config<device::topk_path::one_block>>{})->Apply(shapes);

@@ -5,7 +5,7 @@ Nsight Compute says the top-k is latency-bound (few instructions, most cycles wa
 of its barrier-separated phases the time goes to. This builds a copy of the kernel with a stamp
 after each phase (a block barrier, then clock64() by thread 0 into a __device__ table), and a
 driver that runs launch_topk on fp32 N(0, 1) rows (the bench_topk shapes, k 2048, L2 flushed by
-a 256 MiB memset) and prints, per phase, the median and largest time over the blocks. The
+reading 256 MiB) and prints, per phase, the median and largest time over the blocks. The
 stamps' barriers add a little to each phase; compare phases, not totals with bench_topk.
 
     tools/topk-phase-probe.py build/h200/topk-probe     # writes and compiles (nvcc, sm_90a)
@@ -22,9 +22,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 KERNEL = "include/mxi/device/detail/topk_cluster_kernel.hpp"
 
-# (text in the kernel, the same text with a stamp next to it). Stamps: 0 start, 1 stage and
-# count of digit 0, then per pass p: 1 + 3p clear and count (p > 0), 2 + 3p the counts' barrier,
-# 3 + 3p the step; 10 tally, 11 the slices' counts, 12 place. Slot 15 keeps the last pass.
+# (text in the kernel, the same text with a stamp next to it). Stamps: 0 start, 1 stage and count
+# of the first digit, 2 its pick, 3 the masks, 4 the bin's keys gathered, 5 copied into the pool,
+# 6 the passes over the pool, 7 refine and scan; 8 the radix passes over the slices (fallback or
+# streamed); 10 tally, 11 the slices' counts, 12 place. Slot 14 keeps the first bin's keys.
 MARKERS = [
     ("namespace mxi::device::detail {",
      "__device__ long long probe_stamps[8192][16];\n"
@@ -33,14 +34,24 @@ MARKERS = [
      "namespace mxi::device::detail {"),
     ("  platform::allow_next_grid();\n  auto& head",
      "  platform::allow_next_grid();\n  STAMP(0);\n  auto& head"),
-    ("    steps::count(slice, 0, 0u, head.hist[0]);\n#pragma unroll 1",
-     "    steps::count(slice, 0, 0u, head.hist[0]);\n  STAMP(1);\n#pragma unroll 1"),
-    ("        steps::count(slice, pass, t.prefix, hist);\n    }\n    sync();",
-     "        steps::count(slice, pass, t.prefix, hist);\n      STAMP(1 + 3 * pass);\n    }\n"
-     "    sync();\n    STAMP(2 + 3 * pass);"),
-    ("    if (settled || pass == digits::passes - 1) break;",
-     "    STAMP(3 + 3 * pass);\n    if (threadIdx.x == 0) probe_stamps[blockIdx.x][15] = pass;\n"
-     "    if (settled || pass == digits::passes - 1) break;"),
+    ("block::fine_first_digit{});\n",
+     "block::fine_first_digit{});\n    STAMP(1);\n"),
+    ("    const block::radix_pick first = pick(head.hist[0], t.rest);\n",
+     "    const block::radix_pick first = pick(head.hist[0], t.rest);\n    STAMP(2);\n"
+     "    if (threadIdx.x == 0) probe_stamps[blockIdx.x][14] = first.count;\n"),
+    ("      t.rest = first.rest;\n",
+     "      STAMP(3);\n      t.rest = first.rest;\n"),
+    ("        sync();  // every slice's keys are in, and every pick has read the counts\n",
+     "        sync();  // every slice's keys are in, and every pick has read the counts\n"
+     "        STAMP(4);\n"),
+    ("          pool = head.pool;\n        }\n",
+     "          pool = head.pool;\n        }\n        STAMP(5);\n"),
+    ("        steps::refine(tally, staged, t);\n",
+     "        STAMP(6);\n        steps::refine(tally, staged, t);\n"),
+    ("      tallied = true;\n",
+     "      STAMP(7);\n      tallied = true;\n"),
+    ("  // Streamed slices are compacted",
+     "  STAMP(8);\n  // Streamed slices are compacted"),
     ("  if (tid == 0) {\n    head.above = above;",
      "  STAMP(10);\n  if (tid == 0) {\n    head.above = above;"),
     ("  uint32_t above_before = 0, equal_before = 0;\n  for",
@@ -60,17 +71,30 @@ DRIVER = r'''// Written by tools/topk-phase-probe.py: per-phase times of the clu
 using namespace mxi;
 static long long stamps[8192][16];
 
+// Evicts the L2 by reading 256 MiB (a memset would leave dirty lines for the top-k to write back).
+__global__ void read_flush(const uint4* data, size_t vectors, uint32_t* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < vectors;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const uint4 x = data[i];
+    acc ^= x.x ^ x.y ^ x.z ^ x.w;
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
 int main() {
   int clock_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   const double cycles_per_us = clock_khz / 1000.0;
   const long shapes[][3] = {{256, 10688, 10688}, {64, 32768, 1 << 20}, {1, 32768, 1 << 20},
                             {4, 262144, 1 << 20}, {32, 131072, 1 << 20}, {16, 165440, 165440}};
-  const char* names[] = {"start", "stage + count 0", "barrier 0", "step 0", "clear + count 1",
-                         "barrier 1", "step 1", "clear + count 2", "barrier 2", "step 2",
-                         "tally", "slice counts", "place"};
+  const char* names[] = {"start",         "stage + count", "first pick", "masks",
+                         "gather",        "pool copy",     "pool passes", "refine + scan",
+                         "slice passes",  "",              "tally",      "slice counts",
+                         "place"};
   void* flush = nullptr;
   cudaMalloc(&flush, size_t{256} << 20);
+  cudaMemset(flush, 1, size_t{256} << 20);
   for (const auto& s : shapes) {
     const long rows = s[0], cols = s[1], width = s[2];
     const int k = 2048;
@@ -96,7 +120,8 @@ int main() {
     cudaEventCreate(&b);
     for (int it = 0; it < 11; ++it) {
       cudaMemcpyToSymbol(probe_stamps, zero, sizeof(zero));
-      cudaMemset(flush, it, size_t{256} << 20);
+      read_flush<<<1056, 512>>>(static_cast<const uint4*>(flush), (size_t{256} << 20) / 16,
+                                static_cast<uint32_t*>(flush));
       cudaEventRecord(a);
       const auto e = device::launch_topk(shape, device::float_score_keys{scores, cols},
                                          device::int_lengths{lengths}, device::identity_map{},
@@ -116,8 +141,12 @@ int main() {
     int blocks = 0;
     for (int i = 0; i < 8192; ++i)
       if (stamps[i][0] != 0) blocks = i + 1;
-    std::printf("\n%ld x %ld (width %ld): %.1f us (events, median of 11), %d blocks, passes %lld\n",
-                rows, cols, width, times[times.size() / 2], blocks, stamps[0][15] + 1);
+    std::vector<long long> pool;
+    for (int i = 0; i < blocks; ++i) pool.push_back(stamps[i][14]);
+    std::sort(pool.begin(), pool.end());
+    std::printf("\n%ld x %ld (width %ld): %.1f us (events, median of 11), %d blocks, first bin"
+                " median %lld keys, largest %lld\n", rows, cols, width, times[times.size() / 2],
+                blocks, pool[pool.size() / 2], pool.back());
     std::vector<double> total;
     for (int p = 1; p <= 12; ++p) {
       std::vector<double> d;

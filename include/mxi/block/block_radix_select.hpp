@@ -37,6 +37,8 @@ struct key_row {
   int n;       ///< columns
   MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
   MXI_DEVICE uint4 vector(int v) const { return vectors[v]; }
+  /// Word i (column i - offset).
+  MXI_DEVICE uint32_t word(int i) const { return reinterpret_cast<const uint32_t*>(vectors)[i]; }
 };
 
 namespace detail {
@@ -109,6 +111,36 @@ struct radix_threshold {
   uint32_t prefix = 0, shift = 0, rest = 0;
 };
 
+/// Digit `pass` of the keys whose higher digits equal `prefix`; -1 (not counted) for the others.
+struct pass_digit {
+  int pass = 0;
+  uint32_t prefix = 0;
+  MXI_DEVICE int operator()(uint32_t key) const {
+    return radix_digits::matches(key, pass, prefix)
+               ? static_cast<int>(radix_digits::digit(key, pass))
+               : -1;
+  }
+};
+
+/// Every key's fine_digit (radix_key.hpp).
+struct fine_first_digit {
+  MXI_DEVICE int operator()(uint32_t key) const { return static_cast<int>(fine_digit(key)); }
+};
+
+/// A key's class for the compaction masks (see masks).
+enum class key_class : int { below = 0, equal = 1, above = 2 };
+
+/// The class of a key against a threshold: above (key >> shift) > prefix, equal when ==.
+struct threshold_class {
+  radix_threshold t;
+  MXI_DEVICE key_class operator()(uint32_t key) const {
+    const uint32_t high = key >> t.shift;
+    return high > t.prefix    ? key_class::above
+           : high == t.prefix ? key_class::equal
+                              : key_class::below;
+  }
+};
+
 /// One window's compaction counts (see tally): the thread's above / equal masks over its vectors,
 /// the counts before it in the window (above << 16 | equal), and the window's totals.
 struct window_tally {
@@ -150,11 +182,11 @@ class block_radix_select {
   }
 
   /// Calls visit(v, vector) for every vector of `row` (several loads in flight per thread) and, if
-  /// `counted`, histograms digit `pass` of its keys whose higher digits equal `prefix` into `hist`
-  /// (cleared). Ends with a barrier.
-  template <class Row, class Visit>
-  MXI_DEVICE static void sweep(const Row& row, bool counted, int pass, uint32_t prefix,
-                               uint32_t* hist, Visit visit) {
+  /// `counted`, histograms digit_of(key) of its keys into `hist` (cleared; a negative digit is not
+  /// counted). Ends with a barrier.
+  template <class Row, class DigitOf, class Visit>
+  MXI_DEVICE static void sweep(const Row& row, bool counted, DigitOf digit_of, uint32_t* hist,
+                               Visit visit) {
     const int tid = static_cast<int>(threadIdx.x);
     const int spanned = row.vector_count();
     constexpr int batch = 4;
@@ -177,8 +209,8 @@ class block_radix_select {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const int c = 4 * v + j - row.offset;
-          if (c >= 0 && c < row.n && digits::matches(w[j], pass, prefix))
-            run.add(digits::digit(w[j], pass));
+          const int digit = digit_of(w[j]);
+          if (c >= 0 && c < row.n && digit >= 0) run.add(static_cast<uint32_t>(digit));
         }
       }
     }
@@ -189,40 +221,43 @@ class block_radix_select {
   /// Histograms digit `pass` of the row's keys whose higher digits equal `prefix`.
   template <class Row>
   MXI_DEVICE static void count(const Row& row, int pass, uint32_t prefix, uint32_t* hist) {
-    sweep(row, true, pass, prefix, hist, [](int, const uint4&) {});
+    sweep(row, true, pass_digit{pass, prefix}, hist, [](int, const uint4&) {});
   }
 
-  /// Copies a global row into `vectors` (the same 16-byte alignment), counting its top digit into
-  /// `hist` (cleared) if `counted`; returns it as a key_row. Ends with a barrier.
-  template <class KeyOf>
-  MXI_DEVICE static key_row stage(const global_key_row<KeyOf>& source, bool counted,
-                                  uint32_t* hist, uint4* vectors) {
-    sweep(source, counted, 0, 0u, hist,
+  /// Copies a global row into `vectors` (the same 16-byte alignment), counting digit_of its keys
+  /// (the top digit unless said otherwise) into `hist` (cleared) if `counted`; returns it as a
+  /// key_row. Ends with a barrier.
+  template <class KeyOf, class DigitOf = pass_digit>
+  MXI_DEVICE static key_row stage(const global_key_row<KeyOf>& source, bool counted, uint32_t* hist,
+                                  uint4* vectors, DigitOf digit_of = {}) {
+    sweep(source, counted, digit_of, hist,
           [vectors](int v, const uint4& keys) { vectors[v] = keys; });
     return key_row{vectors, source.offset, source.n};
   }
 
-  /// Digit `pass` of the threshold from the histogram of that digit (`counts[b]`, any pointer-like
-  /// type whose total is at least t.rest >= 1). Returns whether every key of the threshold's bin
-  /// is taken, so lower digits cannot change the set (the same answer in every thread). `counts`
-  /// is read again after find's last barrier: a caller that clears it next needs a barrier first.
-  template <class Counts>
-  MXI_DEVICE static bool step(Counts counts, int pass, radix_threshold& t, step_storage& storage) {
-    uint32_t in_bin;
-    const uint32_t digit = find::find(counts, t.rest, in_bin, storage.find);
-    t.prefix = (t.prefix << (pass == 2 ? 10 : 11)) | digit;
+  /// Appends the bin `pick` found in the histogram of digit `pass` to the threshold. Returns
+  /// whether every key of that bin is taken, so lower digits cannot change the set.
+  MXI_DEVICE static bool advance(radix_threshold& t, int pass, const radix_pick& pick) {
+    t.prefix = (t.prefix << (pass == 2 ? 10 : 11)) | pick.bin;
     t.shift = static_cast<uint32_t>(digits::shift(pass));
-    t.rest = in_bin;
-    return counts[digit] == t.rest;
+    t.rest = pick.rest;
+    return pick.count == pick.rest;
   }
 
-  /// The compaction counts of a window of at most max_columns columns: thread t owns `per`
-  /// consecutive vectors, so one scan orders the columns. Even strides would put a quarter-warp's
-  /// 16-byte reads in one bank group: the visiting order rotates. Reusing `storage` afterwards
-  /// needs a barrier.
-  template <class Row>
-  MXI_DEVICE static window_tally tally(const Row& row, const radix_threshold& t,
-                                       step_storage& storage) {
+  /// Digit `pass` of the threshold from the histogram of that digit (`counts[b]`, any pointer-like
+  /// type whose total is at least t.rest >= 1): find, then advance (the same answer in every
+  /// thread). The counts may be cleared right after.
+  template <class Counts>
+  MXI_DEVICE static bool step(Counts counts, int pass, radix_threshold& t, step_storage& storage) {
+    return advance(t, pass, find::find(counts, t.rest, storage.find));
+  }
+
+  /// The compaction masks of a window of at most max_columns columns, classify(key) giving each
+  /// key's key_class: thread t owns `per` consecutive vectors, so one scan (finish) orders the
+  /// columns. Even strides would put a quarter-warp's 16-byte reads in one bank group: the
+  /// visiting order rotates. No barrier.
+  template <class Row, class Classify>
+  MXI_DEVICE static window_tally masks(const Row& row, Classify classify) {
     const int tid = static_cast<int>(threadIdx.x);
     const int spanned = row.vector_count();
     const int per = (spanned + Threads - 1) / Threads;
@@ -235,18 +270,58 @@ class block_radix_select {
       if (v >= spanned) continue;
       uint32_t k[4];
       detail::unpack(row.vector(v), k);
+      uint32_t above = 0, equal = 0;  // the vector's four bits: one 64-bit shift a vector
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int c = 4 * v + j - row.offset;
-        if (c < 0 || c >= row.n) continue;
-        w.above |= static_cast<uint64_t>((k[j] >> t.shift) > t.prefix) << (4 * local + j);
-        w.equal |= static_cast<uint64_t>((k[j] >> t.shift) == t.prefix) << (4 * local + j);
+        const key_class kind = c >= 0 && c < row.n ? classify(k[j]) : key_class::below;
+        above |= static_cast<uint32_t>(kind == key_class::above) << j;
+        equal |= static_cast<uint32_t>(kind == key_class::equal) << j;
       }
+      w.above |= static_cast<uint64_t>(above) << (4 * local);
+      w.equal |= static_cast<uint64_t>(equal) << (4 * local);
     }
+    return w;
+  }
+
+  /// Calls visit(word, key) for every key of the window marked equal (word as in place).
+  template <class Visit>
+  MXI_DEVICE static void for_each_equal(const window_tally& w, const key_row& row, Visit visit) {
+    for (uint64_t left = w.equal; left != 0; left &= left - 1) {
+      const int word = 4 * w.first + platform::popcount((left & (~left + 1)) - 1);
+      visit(word, row.word(word));
+    }
+  }
+
+  /// Narrows the keys marked equal to those equal to `t` (a threshold among them alone): the ones
+  /// above it join the above mask, the ones below leave.
+  MXI_DEVICE static void refine(window_tally& w, const key_row& row, const radix_threshold& t) {
+    uint64_t above = 0, equal = 0;
+    for_each_equal(w, row, [&](int word, uint32_t key) {
+      const key_class kind = threshold_class{t}(key);
+      const int bit = word - 4 * w.first;
+      above |= static_cast<uint64_t>(kind == key_class::above) << bit;
+      equal |= static_cast<uint64_t>(kind == key_class::equal) << bit;
+    });
+    w.above |= above;
+    w.equal = equal;
+  }
+
+  /// Orders the window's masks: each thread's counts before it and the window's totals. Reusing
+  /// `storage` afterwards needs a barrier.
+  MXI_DEVICE static void finish(window_tally& w, step_storage& storage) {
     // One 32-bit scan of (above << 16 | equal): a 64-bit one spills at 1024 threads.
     scan::exclusive_sum((static_cast<uint32_t>(platform::popcount(w.above)) << 16) |
                             static_cast<uint32_t>(platform::popcount(w.equal)),
                         w.before, w.total, storage.scan);
+  }
+
+  /// The compaction counts of a window against the threshold `t`: masks, then finish.
+  template <class Row>
+  MXI_DEVICE static window_tally tally(const Row& row, const radix_threshold& t,
+                                       step_storage& storage) {
+    window_tally w = masks(row, threshold_class{t});
+    finish(w, storage);
     return w;
   }
 

@@ -139,9 +139,7 @@ class block_topk {
         steps::clear(storage.hist);
         steps::count(row, pass, t.prefix, storage.hist);
       }
-      const bool settled = steps::step(storage.hist, pass, t, storage.step);
-      __syncthreads();  // all have read the bin before the next pass clears it
-      if (settled) break;
+      if (steps::step(storage.hist, pass, t, storage.step)) break;
     }
     return t;
   }

@@ -18,6 +18,31 @@ MXI_HOST_DEVICE uint32_t score_key(float x) {
 
 inline constexpr uint32_t key_positive_infinity = 0xFF800000u;  ///< score_key(+inf)
 
+/// A first digit of a key, 0 .. 2047 and never decreasing as the key grows, finer than its top 11
+/// bits where scores lie: the sign, then |score| cut like fp16 (exponent and 5 mantissa bits) over
+/// [2^-15, 2^17): 32 bins an octave against the top bits' 4. Smaller magnitudes share the bins
+/// beside zero, larger and infinite ones (and NaN) the outermost. The cluster select's first pass
+/// counts it, so the threshold's bin keeps few keys whatever the scores' spread.
+MXI_HOST_DEVICE uint32_t fine_digit(uint32_t key) {
+  const bool positive = key >= 0x80000000u;
+  const uint32_t magnitude = (positive ? key : ~key) & 0x7FFFFFFFu;  // the bits of |score|
+  // Exponent and top 5 mantissa bits, 3584 = 112 << 5 (2^-15) up to 4607 (2^17 less a step).
+  uint32_t cut = magnitude >> 18;
+  cut = (cut < 3584u ? 3584u : cut > 4607u ? 4607u : cut) - 3584u;
+  return positive ? 1024u | cut : 1023u ^ cut;
+}
+
+/// The least key whose fine_digit is at least `digit` (2^32 for 2048): the keys of digit d are
+/// [fine_digit_start(d), fine_digit_start(d + 1)), so a bin test is two comparisons.
+MXI_HOST_DEVICE uint64_t fine_digit_start(uint32_t digit) {
+  // The least magnitude whose cut is at least c, 0 .. 1024 (1024: past every magnitude).
+  const auto magnitude_start = [](uint32_t c) -> uint64_t {
+    return c == 0 ? 0u : c >= 1024u ? uint64_t{0x80000000u} : uint64_t{c + 3584u} << 18;
+  };
+  return digit >= 1024u ? uint64_t{0x80000000u} + magnitude_start(digit - 1024u)
+                        : uint64_t{0x80000000u} - magnitude_start(1024u - digit);
+}
+
 /// Most significant digit first: 11, 11, then 10 bits. Each pass histograms one digit of the keys
 /// whose higher digits equal the threshold's so far; three passes pin the threshold key exactly.
 struct radix_digits {

@@ -3,17 +3,25 @@
 // (platform/cluster.hpp). Block b of a row's cluster takes the b-th contiguous slice of the row's
 // actual length (lengths(row), read on the device), so the cost follows the work, never the width.
 //
+//   first     when every slice sits in shared memory (copied in while its first digit is
+//             counted), the first digit is block::fine_digit, an fp16-like cut of the score: after
+//             a cluster barrier the C histograms are summed bin by bin through distributed shared
+//             memory (in rank order: integers, so every block gets the same counts), directly in
+//             small clusters and from 4 blocks up in two steps (each block sums a 1/C share of
+//             the bins, a second barrier, then each bin is read from its owner). The bin holding
+//             the k-th largest key keeps a few hundred keys of N(0, 1) rows where the top 11 bits'
+//             would keep thousands: each block marks its keys above / in that bin (the compaction
+//             masks), appends the bin's keys to a list, and after a cluster barrier every block
+//             copies every list into one pool and finishes the threshold among the pool's keys
+//             alone (block::block_radix_select's passes, skipping the digits the bin fixes), the
+//             same in every block. A bin of more than pool_keys keys falls back to the passes.
 //   passes    per digit of block::radix_digits, each block histograms its slice (from shared
-//             memory when the slice fits there, the first pass counting as it copies the slice
-//             in; else streamed from global memory each pass), then, after a cluster barrier,
-//             the C histograms are summed bin by bin through distributed shared memory (in rank
-//             order: integers, so every block gets the same counts): by every block for every
-//             bin in small clusters, and from 4 blocks up each block sums a 1/C share of the bins
-//             and, after a second barrier, reads each bin's sum from its owner. Every block
-//             derives the same next digit of the threshold (block::block_radix_select::step).
-//             With one barrier a pass, histograms alternate between two buffers, so a block
-//             clears the next pass's while others still read the last one's; with two, one
-//             buffer holds the counts and the other the sums.
+//             memory, or streamed from global memory each pass when slices do not fit), then
+//             the cluster's histogram is summed as above and every block derives the same next
+//             digit of the threshold (block::block_radix_select::step). With one barrier a pass,
+//             histograms alternate between two buffers, so a block clears the next pass's while
+//             others still read the last one's; with two, one buffer holds the counts and the
+//             other the sums.
 //   compact   each block tallies its slice's keys above and equal to the threshold, publishes the
 //             two counts, and after a cluster barrier starts its winners at the sums of the
 //             slices before it (lower ranks), so the winners land in ascending column order with
@@ -42,10 +50,17 @@ namespace mxi::device::detail {
 template <int Threads>
 struct cluster_select_smem {
   using steps = block::block_radix_select<Threads>;
+  /// The most keys the first pass may leave in the threshold's bin for the cluster to finish the
+  /// threshold in shared memory; more take the radix passes over the slices.
+  static constexpr int pool_keys = 4096;
   struct head_type {
     uint32_t hist[2][block::radix_digits::max_bins];
     typename steps::step_storage step;
     uint32_t above, equal;  ///< the slice's keys above / equal to the threshold
+    uint32_t own_count;     ///< the slice's keys in the first pass's bin
+    uint32_t lists[platform::max_cluster_blocks_any];  ///< every block's own_count
+    alignas(16) uint32_t own[pool_keys];               ///< those keys, in no particular order
+    alignas(16) uint32_t pool[pool_keys];  ///< every slice's, in rank order (clusters of 2 up)
   };
   MXI_HOST_DEVICE static constexpr size_t head_bytes() { return align_up(sizeof(head_type), 16); }
   /// Bytes for resident slices of up to `slice_max` columns (0: every slice streams).
@@ -126,7 +141,8 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   const auto key_of = [](uint32_t w) { return Keys::key_of(w); };
   const block::global_key_row<decltype(key_of)> slice(keys.words(row) + begin,
                                                       static_cast<int>(end - begin), key_of);
-  const bool resident = slice.n > 0 && slice.n <= slice_max;  // an empty slice may have no tile
+  // Every slice sits in shared memory, or every slice streams: the same in every block.
+  const bool resident = slice_max > 0 && per <= slice_max;
   block::key_row staged{tile, slice.offset, slice.n};
 
   // A cluster of one block (many rows) reads its own counts and waits at block barriers: a
@@ -139,46 +155,111 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     else
       platform::cluster_sync();
   };
+  // The bin of the cluster's histogram (every block's `hist`, summed) holding the rest-th largest
+  // key, the same in every block. Starts with the barrier that brings every block's counts in.
+  const bool reduced = blocks >= reduced_counts_min_blocks;
+  const auto pick = [&](uint32_t* hist, uint32_t rest) {
+    sync();
+    if (alone) return steps::find::find(static_cast<const uint32_t*>(hist), rest, head.step.find);
+    if (!reduced) return steps::find::find(cluster_counts{hist, blocks}, rest, head.step.find);
+    // hist[1] holds the sums: every block read this block's sums of the last pass before this
+    // pass's first barrier, and its counts (hist[0]) before the last pass's second one.
+    uint32_t* sum = head.hist[1];
+    const unsigned span = (digits::max_bins + blocks - 1) / blocks;
+    const cluster_counts all{hist, blocks};
+    for (unsigned b = rank * span + tid; b < (rank + 1) * span && b < digits::max_bins;
+         b += Threads)
+      sum[b] = all[b];
+    platform::cluster_sync();  // every block's sums are in
+    return steps::find::find(reduced_counts{sum, span}, rest, head.step.find);
+  };
 
-  // The threshold, digit by digit over the whole row.
   block::radix_threshold t;
   t.rest = static_cast<uint32_t>(k);
-  const bool reduced = blocks >= reduced_counts_min_blocks;
+  block::window_tally tally;  // of a resident slice
+  bool tallied = false;
+  if (tid == 0) head.own_count = 0;
   steps::clear(head.hist[0]);
-  if (resident)
-    staged = steps::stage(slice, true, head.hist[0], tile);
-  else
-    steps::count(slice, 0, 0u, head.hist[0]);
+  if (resident) {
+    // The first pass counts the fine first digit: its bin (whose keys the cluster gathers) holds
+    // few keys where the top bits' would hold thousands.
+    staged = steps::stage(slice, true, head.hist[0], tile, block::fine_first_digit{});
+    const block::radix_pick first = pick(head.hist[0], t.rest);
+    if (first.count <= smem_t::pool_keys) {
+      const uint32_t lo = static_cast<uint32_t>(block::fine_digit_start(first.bin));
+      const uint32_t hi = static_cast<uint32_t>(block::fine_digit_start(first.bin + 1) - 1);
+      tally = steps::masks(staged, [lo, hi](uint32_t key) {
+        return key > hi    ? block::key_class::above
+               : key >= lo ? block::key_class::equal
+                           : block::key_class::below;
+      });
+      t.rest = first.rest;
+      if (first.count != first.rest) {  // else every key of the bin is taken
+        // Gather the bin's keys of every slice, then finish the threshold among them in this
+        // block: the same pool and passes in every block, so the same threshold.
+        const int mine = platform::popcount(tally.equal);
+        if (mine != 0) {
+          uint32_t slot = atomicAdd(&head.own_count, static_cast<uint32_t>(mine));
+          steps::for_each_equal(tally, staged, [&](int, uint32_t key) { head.own[slot++] = key; });
+        }
+        sync();  // every slice's keys are in, and every pick has read the counts
+        uint32_t* pool = head.own;
+        if (!alone) {  // every list's length, then every key, each read at once
+          if (tid < static_cast<int>(blocks))
+            head.lists[tid] =
+                *platform::cluster_shared(&head.own_count, static_cast<unsigned>(tid));
+          __syncthreads();
+          for (uint32_t i = static_cast<uint32_t>(tid); i < first.count; i += Threads) {
+            unsigned q = 0;
+            uint32_t at = i;
+            while (at >= head.lists[q]) at -= head.lists[q++];
+            head.pool[i] = platform::cluster_shared(head.own, q)[at];
+          }
+          __syncthreads();
+          pool = head.pool;
+        }
+        const block::key_row in_bin{reinterpret_cast<uint4*>(pool), 0,
+                                    static_cast<int>(first.count)};
+        // The pool's keys lie in [lo, hi]: the digits they all share need no pass.
+        int pass = 0;
+        while (pass < digits::passes &&
+               (lo >> digits::shift(pass)) == (hi >> digits::shift(pass))) {
+          t.prefix = lo >> digits::shift(pass);
+          t.shift = static_cast<uint32_t>(digits::shift(pass));
+          ++pass;
+        }
 #pragma unroll 1
-  for (int pass = 0;; ++pass) {
-    uint32_t* hist = head.hist[reduced ? 0 : pass % 2];
-    if (pass > 0) {
-      // The other blocks read this buffer two passes ago, before the last pass's barrier.
-      steps::clear(hist);
-      if (resident)
-        steps::count(staged, pass, t.prefix, hist);
-      else
-        steps::count(slice, pass, t.prefix, hist);
-    }
-    sync();  // every block's counts of this pass are in
-    bool settled;
-    if (alone) {
-      settled = steps::step(static_cast<const uint32_t*>(hist), pass, t, head.step);
-    } else if (reduced) {
-      // hist[1] holds the sums: every block read this block's sums of the last pass before this
-      // pass's first barrier, and its counts (hist[0]) before the last pass's second one.
-      uint32_t* sum = head.hist[1];
-      const unsigned span = (digits::max_bins + blocks - 1) / blocks;
-      const cluster_counts all{hist, blocks};
-      for (unsigned b = rank * span + tid; b < (rank + 1) * span && b < digits::max_bins;
-           b += Threads)
-        sum[b] = all[b];
-      platform::cluster_sync();  // every block's sums are in
-      settled = steps::step(reduced_counts{sum, span}, pass, t, head.step);
+        for (; pass < digits::passes; ++pass) {
+          steps::clear(head.hist[0]);
+          steps::count(in_bin, pass, t.prefix, head.hist[0]);
+          if (steps::step(static_cast<const uint32_t*>(head.hist[0]), pass, t, head.step)) break;
+        }
+        steps::refine(tally, staged, t);
+      }
+      steps::finish(tally, head.step);
+      tallied = true;
     } else {
-      settled = steps::step(cluster_counts{hist, blocks}, pass, t, head.step);
+      sync();  // every block has read the first pass's counts (and sums) before they are cleared
     }
-    if (settled || pass == digits::passes - 1) break;
+  } else {
+    steps::count(slice, 0, 0u, head.hist[0]);
+  }
+  if (!tallied) {
+    // The threshold, digit by digit over the whole row (a resident slice recounts its top digit).
+#pragma unroll 1
+    for (int pass = 0;; ++pass) {
+      uint32_t* hist = head.hist[reduced ? 0 : pass % 2];
+      if (pass > 0 || resident) {
+        // The other blocks read this buffer two passes ago, before the last pass's barrier (or,
+        // on pass 0, in the first pass's pick, before the barrier after it).
+        steps::clear(hist);
+        if (resident)
+          steps::count(staged, pass, t.prefix, hist);
+        else
+          steps::count(slice, pass, t.prefix, hist);
+      }
+      if (steps::advance(t, pass, pick(hist, t.rest)) || pass == digits::passes - 1) break;
+    }
   }
 
   // Streamed slices are compacted in windows of whole vectors, each one scan's worth.
@@ -187,9 +268,8 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     return slice.part(first, slice.n - first < window ? slice.n - first : window);
   };
   uint32_t above = 0, equal = 0;
-  block::window_tally tally;
   if (resident) {
-    tally = steps::tally(staged, t, head.step);
+    if (!tallied) tally = steps::tally(staged, t, head.step);
     above = tally.total_above();
     equal = tally.total_equal();
   } else {

@@ -107,12 +107,11 @@ __global__ __launch_bounds__(Config::block_threads) void radix_histogram_kernel(
   __syncthreads();
   if (!last) return;
   __threadfence();
-  uint32_t rest;
   const volatile uint32_t* totals = row_hist;
-  const uint32_t digit = find::find(totals, before.rest, rest, find_storage);
+  const block::radix_pick pick = find::find(totals, before.rest, find_storage);
   if (threadIdx.x == 0)
     scratch.threshold[row * radix_digits::passes + Pass] = {
-        (before.prefix << (Pass == 2 ? 10 : 11)) | digit, rest};
+        (before.prefix << (Pass == 2 ? 10 : 11)) | pick.bin, pick.rest};
 }
 
 /// Look-back words: a flag in the top two bits, (above << 31 | equal) below, each count < 2^31.
