@@ -259,6 +259,22 @@ TEST_CASE("gpu top-k: random rows of every length class, both orders", "[gpu][to
   }
 }
 
+TEST_CASE("gpu top-k: more rows than one wave of blocks, some of them short", "[gpu][topk]") {
+  // On sm90 the cluster select takes its many-rows blocks here (device/tuning.hpp).
+  REQUIRE_GPU();
+  std::mt19937_64 rng(13);
+  for (int k : {1, 2048}) {
+    score_rows in;
+    in.width = 9001;
+    for (int r = 0; r < 300; ++r) {
+      const int64_t n = r % 7 == 0 ? static_cast<int64_t>(rng() % 2100)
+                                   : 9001 - static_cast<int64_t>(rng() % 3000);
+      in.add(normal_row(n, rng), static_cast<int32_t>(n));
+    }
+    check_order(in, k, output_order::position);
+  }
+}
+
 TEST_CASE("gpu top-k: all-equal rows and heavy ties keep the smaller columns", "[gpu][topk]") {
   REQUIRE_GPU();
   constexpr int64_t n = 40000;

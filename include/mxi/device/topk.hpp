@@ -48,7 +48,7 @@ enum class topk_path {
 /// reach every cluster size and the streamed slices with small inputs.
 template <int BlockThreads, int ItemsPerThread, int MaxBlocks, int OneBlockMinRows,
           int ClusterBlocksMax, int ClusterThreads, topk_path Path = topk_path::tuned,
-          int ClusterBlocks = 0, int ClusterSliceMax = 0>
+          int ClusterBlocks = 0, int ClusterSliceMax = 0, int ClusterThreadsManyRows = 0>
 struct topk_config {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
@@ -61,11 +61,14 @@ struct topk_config {
   static constexpr int cluster_blocks_max =
       ClusterBlocksMax > 0 ? ClusterBlocksMax : platform::max_cluster_blocks_any;
   static constexpr int cluster_threads = ClusterThreads;
+  static constexpr int cluster_threads_many_rows =
+      ClusterThreadsManyRows > 0 ? ClusterThreadsManyRows : ClusterThreads;
   static constexpr int cluster_blocks = ClusterBlocks;
   static constexpr int cluster_slice_max = ClusterSliceMax;
   static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
   static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
-  static_assert(ClusterThreads % 64 == 0 && ClusterThreads <= 1024,
+  static_assert(ClusterThreads % 64 == 0 && ClusterThreads <= 1024 &&
+                    ClusterThreadsManyRows % 64 == 0 && ClusterThreadsManyRows <= 1024,
                 "cluster blocks: whole waves, at most 1024 threads");
   static_assert(ClusterBlocks >= 0 && ClusterBlocks <= platform::max_cluster_blocks_any,
                 "a forced cluster: 1 .. 16 blocks (0: chosen)");
@@ -77,7 +80,8 @@ template <arch::target T, topk_path Path = topk_path::tuned, int ClusterBlocks =
 using topk_config_for =
     topk_config<topk_tuned(T).pass_threads, topk_tuned(T).pass_items, topk_tuned(T).max_blocks,
                 topk_tuned(T).one_block_min_rows, topk_tuned(T).cluster_blocks_max,
-                topk_tuned(T).cluster_threads, Path, ClusterBlocks, ClusterSliceMax>;
+                topk_tuned(T).cluster_threads, Path, ClusterBlocks, ClusterSliceMax,
+                topk_tuned(T).cluster_threads_many_rows>;
 
 /// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
 /// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
@@ -317,27 +321,59 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
   return {c, slice, smem_t::bytes(slice)};
 }
 
-/// The cluster select of every row of `s` (position order), one launch.
+/// Threads-thread blocks' device numbers for the cluster select of these types (queried once a
+/// device).
+template <int Threads, class Keys, class Lengths, class Map>
+platform::error_t cluster_device_for(int device, size_t limit, cluster_device* d) {
+  static platform::per_device_cache<cluster_device> devices;
+  return devices.get(device, d, [&](cluster_device* out) {
+    return query_cluster_device<Threads>(&cluster_select_kernel<Threads, Keys, Lengths, Map>,
+                                         device, limit, out);
+  });
+}
+
+/// The cluster select of every row of `s` (position order) with Threads-thread blocks on `d`.
+template <int Threads, class Config, class Keys, class Lengths, class Map>
+platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_device& d, Keys keys,
+                                           Lengths lengths, Map map, int32_t* out,
+                                           int64_t out_stride, platform::stream_t stream) {
+  if (Config::cluster_blocks > d.max_blocks) return platform::invalid_value;
+  const cluster_plan p = plan_cluster<Threads>(s, d, Config::cluster_blocks_max,
+                                               Config::cluster_blocks, Config::cluster_slice_max);
+  if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
+  const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), Threads,
+                                     p.smem, static_cast<unsigned>(p.blocks), /*chained=*/true};
+  return platform::launch(&cluster_select_kernel<Threads, Keys, Lengths, Map>, shape, stream, keys,
+                          lengths, s.k, static_cast<int>(p.slice_max), map, out, out_stride);
+}
+
+/// The cluster select of every row of `s` (position order), one launch: blocks of
+/// Config::cluster_threads, or of cluster_threads_many_rows where the rows alone would launch
+/// more than one wave of those (a cluster of one block a row) and every row of the declared width
+/// still sits in the smaller blocks' shared memory (a streamed row costs more than the wave).
 template <class Config, class Keys, class Lengths, class Map>
 platform::error_t launch_cluster_select(const topk_shape& s, int device, size_t limit, Keys keys,
                                         Lengths lengths, Map map, int32_t* out,
                                         int64_t out_stride, platform::stream_t stream) {
   constexpr int threads = Config::cluster_threads;
-  auto* kernel = &cluster_select_kernel<threads, Keys, Lengths, Map>;
-  static platform::per_device_cache<cluster_device> devices;
   cluster_device d;
-  const platform::error_t e = devices.get(device, &d, [&](cluster_device* out) {
-    return query_cluster_device<threads>(kernel, device, limit, out);
-  });
+  platform::error_t e = cluster_device_for<threads, Keys, Lengths, Map>(device, limit, &d);
   if (e != platform::success) return e;
-  if (Config::cluster_blocks > d.max_blocks) return platform::invalid_value;
-  const cluster_plan p = plan_cluster<threads>(s, d, Config::cluster_blocks_max,
-                                               Config::cluster_blocks, Config::cluster_slice_max);
-  if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
-  const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), threads,
-                                     p.smem, static_cast<unsigned>(p.blocks), /*chained=*/true};
-  return platform::launch(kernel, shape, stream, keys, lengths, s.k, static_cast<int>(p.slice_max),
-                          map, out, out_stride);
+  constexpr int many = Config::cluster_threads_many_rows;
+  if constexpr (many != threads) {
+    if (Config::cluster_blocks == 0 && s.rows > static_cast<int64_t>(d.sms) * d.resident_max) {
+      cluster_device m;
+      e = cluster_device_for<many, Keys, Lengths, Map>(device, limit, &m);
+      if (e != platform::success) return e;
+      const cluster_plan p =
+          plan_cluster<many>(s, m, Config::cluster_blocks_max, 0, Config::cluster_slice_max);
+      if (p.blocks == 1 && p.slice_max >= s.width)
+        return launch_cluster_select_as<many, Config>(s, m, keys, lengths, map, out, out_stride,
+                                                      stream);
+    }
+  }
+  return launch_cluster_select_as<threads, Config>(s, d, keys, lengths, map, out, out_stride,
+                                                   stream);
 }
 
 }  // namespace detail

@@ -29,6 +29,10 @@ struct topk_tuning {
   /// of two) that give the GPU a block per multiprocessor, up to this many.
   int cluster_blocks_max;
   int cluster_threads;
+  /// A cluster block's threads where the rows alone would launch more than one wave of
+  /// cluster_threads blocks (clusters of one block; several smaller blocks stay resident a
+  /// multiprocessor); 0: cluster_threads there too.
+  int cluster_threads_many_rows;
 };
 
 /// The K-cache writer (a lane a 32-element block) and the Q quantizer (4 lanes a block).
@@ -46,14 +50,16 @@ constexpr topk_tuning topk_tuned(arch::target t) {
     // their histograms cost a short row more than they gain (1 x 32K: 38 us at 16; at 512
     // threads 21 / 27 / 53 us at 4 / 8 / 16), and the host cannot tell a short row from a long
     // one (their lengths are on the device).
+    // Many rows: 512 threads, session 14 (256 x 10688: 22.2 us against 27.4 at 1024 threads in
+    // two waves; 64 x 32K, one wave either way: 22.1 against 20.8).
     case arch::target::sm90:
-      return {512, 8, 1024, 32, 8, 1024};
+      return {512, 8, 1024, 32, 8, 1024, 512};
     // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured. No clusters
     // on AMD.
     case arch::target::gfx950:
-      return {512, 8, 1024, 32, 0, 512};
+      return {512, 8, 1024, 32, 0, 512, 0};
     default:
-      return {512, 8, 1024, 32, 0, 512};  // generic: not measured; clusters need sm90
+      return {512, 8, 1024, 32, 0, 512, 0};  // generic: not measured; clusters need sm90
   }
 }
 
