@@ -9,8 +9,8 @@
 // Variants: position / score take the device's tuned path (on sm90 position order: the cluster
 // select, device/detail/topk_cluster_kernel.hpp); position_one_block forces the one-block kernel
 // with the passes (the path before clusters); position_cluster_cN forces N blocks a row and
-// position_cluster_t512 512-thread cluster blocks (the tuned blocks have 1024), on every shape
-// (sm90 only; they tune topk_tuned's numbers).
+// position_cluster_t512 512-thread cluster blocks on every shape (the tuned blocks have 1024, or
+// 512 where the rows need a second wave and fit them; sm90 only; they tune topk_tuned's numbers).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
