@@ -1,8 +1,9 @@
 // Paged MXFP4 logits alone (plan + scoring kernel; row_info runs once before the clock), on the
 // anchor shapes: decode B=64 x ~32K (0.7-1.3x) H=64 page 64, next_n 1 and 2 (DeepGEMM's FP8
 // logits: 82 us on the H200), and causal prefill of one 8K / 32K-token request. GPU events
-// around one launch, L2 flushed (256 MiB memset) before each; bytes/s counts the K bytes of every
-// visible position once plus the logits written; FLOP/s counts 2 * H * D per (row, key).
+// around one launch, L2 flushed (256 MiB memset, bench/l2_flush.hpp) before each; bytes/s counts
+// the K bytes of every visible position once plus the logits written; FLOP/s counts 2 * H * D per
+// (row, key).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "device_buffer.hpp"
 #include "device_inputs.hpp"
 #include "gpu_timer.hpp"
+#include "l2_flush.hpp"
 #include "mxi/device/args_from_views.hpp"
 #include "workload.hpp"
 
@@ -50,7 +52,6 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   device_buffer<float> out(static_cast<size_t>(out_rows * a.ld));
   a.out = out.data();
   device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, requests));
-  device_buffer<char> flush(size_t{256} << 20);
 
   int64_t keys = 0;
   for (int64_t t = 0; t < w.num_tokens; ++t) keys += w.visible(t);
@@ -67,7 +68,7 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
   };
   run();  // warm-up
   for (auto _ : state) {
-    gpu_check(platform::memset_async(flush.data(), 0, flush.bytes(), nullptr), "flush");
+    bench::flush_l2(/*memset=*/true);
     state.SetIterationTime(timer.time([&] { run(); }));
   }
   const double bytes = static_cast<double>(distinct_keys) * 68 + static_cast<double>(keys) * 4;

@@ -252,6 +252,21 @@ class block_radix_select {
     return advance(t, pass, find::find(counts, t.rest, storage.find));
   }
 
+  /// Finishes `t` over a row this block holds alone, from digit `pass` on: histogram the keys
+  /// matching it so far (into `hist`; digit `pass`'s is there already when `counted`), then step,
+  /// until a bin settles it or the digits run out.
+  MXI_DEVICE static void resolve(const key_row& row, int pass, bool counted, radix_threshold& t,
+                                 uint32_t* hist, step_storage& storage) {
+#pragma unroll 1
+    for (; pass < digits::passes; ++pass, counted = false) {
+      if (!counted) {
+        clear(hist);
+        count(row, pass, t.prefix, hist);
+      }
+      if (step(static_cast<const uint32_t*>(hist), pass, t, storage)) break;
+    }
+  }
+
   /// The compaction masks of a window of at most max_columns columns, classify(key) giving each
   /// key's key_class: thread t owns `per` consecutive vectors, so one scan (finish) orders the
   /// columns. Even strides would put a quarter-warp's 16-byte reads in one bank group: the

@@ -133,14 +133,8 @@ class block_topk {
     radix_threshold t;
     t.rest = static_cast<uint32_t>(row.n < k ? row.n : k);
     if (row.n <= k) return t;
-#pragma unroll 1
-    for (int pass = 0; pass < digits::passes; ++pass) {
-      if (pass > 0) {
-        steps::clear(storage.hist);
-        steps::count(row, pass, t.prefix, storage.hist);
-      }
-      if (steps::step(storage.hist, pass, t, storage.step)) break;
-    }
+    // load() / count() counted digit 0 already.
+    steps::resolve(row, 0, /*counted=*/true, t, storage.hist, storage.step);
     return t;
   }
 

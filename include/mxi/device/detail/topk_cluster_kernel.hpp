@@ -228,12 +228,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
           t.shift = static_cast<uint32_t>(digits::shift(pass));
           ++pass;
         }
-#pragma unroll 1
-        for (; pass < digits::passes; ++pass) {
-          steps::clear(head.hist[0]);
-          steps::count(in_bin, pass, t.prefix, head.hist[0]);
-          if (steps::step(static_cast<const uint32_t*>(head.hist[0]), pass, t, head.step)) break;
-        }
+        steps::resolve(in_bin, pass, /*counted=*/false, t, head.hist[0], head.step);
         steps::refine(tally, staged, t);
       }
       steps::finish(tally, head.step);
