@@ -45,8 +45,8 @@ void bench_logits(benchmark::State& state, bool prefill, arch::target target) {
                               rows.data(), row_ws.data(), nullptr, nullptr),
       "row_info");
 
-  device::paged_logits_args a =
-      device::paged_logits_args_of(args.queries, args.cache, args.requests, rows.data());
+  device::paged_logits_args a = device::paged_logits_args_of(
+      args.queries, args.cache, args.requests, args.compress_ratio, rows.data());
   a.ld = w.max_model_len;
   const int64_t out_rows = prefill ? 4096 : w.num_tokens;  // prefill: rows in slices of 4096
   device_buffer<float> out(static_cast<size_t>(out_rows * a.ld));

@@ -303,8 +303,8 @@ struct device_problem {
 
   /// Every row, dense, into out [T][ld] with the -inf tail.
   device::paged_logits_args logits_args(float* out, int64_t ld) const {
-    device::paged_logits_args a =
-        device::paged_logits_args_of(args.queries, args.cache, args.requests, rows.data());
+    device::paged_logits_args a = device::paged_logits_args_of(
+        args.queries, args.cache, args.requests, args.compress_ratio, rows.data());
     a.out = out;
     a.ld = ld;
     a.width = ld;
@@ -321,8 +321,9 @@ void check_dense(const testing::host_workload& w, arch::target target) {
   device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
   out.fill_bytes(0x7F);  // poison: 0x7F7F7F7F is a large finite float no score equals
   device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
-  gpu_check(device::launch_paged_logits(d.logits_args(out.data(), ld), ws.data(), nullptr, &target),
-            "launch_paged_logits");
+  device::paged_logits_args a = d.logits_args(out.data(), ld);
+  a.plan_beside_prior = true;  // row_info came right before
+  gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch_paged_logits");
   gpu_check(platform::device_synchronize(), "synchronize");
   const std::vector<float> host = out.download();
   const std::vector<device::row_info> rows = d.rows.download();
@@ -573,6 +574,54 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   for (const device::row_info& r : d.rows.download()) {
     CHECK(r.visible == -1);
     CHECK(r.request == -1);
+  }
+}
+
+TEST_CASE("GPU logits: rows row_info rejects come out -inf, the others exact", "[gpu][logits]") {
+  REQUIRE_GPU();
+  // The dense plan sizes its items from seq_lens without waiting for row_info, so the rejected
+  // rows' items are walked: they must read no page (compute-sanitizer checks the reads) and write
+  // nothing but the -inf fill, while the valid rows beside them score as usual. The plan beside
+  // row_info (launched right after it) and after it.
+  const bool beside = GENERATE(true, false);
+  for (const arch::target target : targets_here()) {
+    testing::workload_spec s = testing::decode_spec(4, 300, 2, 37);
+    s.block_size = 16;
+    testing::host_workload w = testing::make_workload(s);
+    // Request 1: a bad page id in its last column; request 2: seq_len below its rows; request 3:
+    // max_model_len one short of its longest row.
+    const int64_t need1 = (w.seq_lens[1] + 15) / 16;
+    w.block_table[1 * w.max_blocks + need1 - 1] = static_cast<int32_t>(w.num_pages + 7);
+    w.seq_lens[2] = 1;
+    w.max_model_len = w.seq_lens[3] - 1;
+    device_problem d(w);
+    d.compute_rows();
+    const int64_t ld = w.max_model_len + 5;
+    device_buffer<float> out(static_cast<size_t>(w.num_tokens * ld));
+    out.fill_bytes(0x7F);
+    device_buffer<char> ws(
+        device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
+    device::paged_logits_args a = d.logits_args(out.data(), ld);
+    a.plan_beside_prior = beside;
+    gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch_paged_logits");
+    gpu_check(platform::device_synchronize(), "synchronize");
+    const std::vector<float> host = out.download();
+    const std::vector<device::row_info> rows = d.rows.download();
+    int rejected = 0;
+    for (int64_t t = 0; t < w.num_tokens; ++t) {
+      INFO(name_of(target) << " beside " << beside << " token " << t << " visible "
+                           << rows[t].visible);
+      if (rows[t].visible < 0) {
+        ++rejected;
+        for (int64_t c = 0; c < ld; ++c)
+          REQUIRE(host[t * ld + c] == -std::numeric_limits<float>::infinity());
+      } else {
+        REQUIRE(testing::check_logits_row(testing::exact_row(w, t), host.data() + t * ld, ld, true)
+                    .empty());
+      }
+    }
+    CHECK(rejected >= 4);  // request 2's two rows, and at least one row of requests 1 and 3
+    CHECK(rejected < w.num_tokens - 2);
   }
 }
 

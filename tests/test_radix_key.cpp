@@ -13,6 +13,7 @@
 
 using mxi::block::fine_digit;
 using mxi::block::fine_digit_start;
+using mxi::block::key_range;
 using mxi::block::score_key;
 
 TEST_CASE("score_key ranks NaN < -inf < finite < +inf and -0 with +0") {
@@ -83,4 +84,30 @@ TEST_CASE("fine_digit: 32 bins an octave in [2^-15, 2^17), the extremes and zero
   CHECK(fine_digit(score_key(-1e-6f)) == 1023u);
   CHECK(fine_digit(score_key(std::ldexp(1.0f, -14))) == 1024u + 32u);
   CHECK(fine_digit(score_key(-1.0f)) == 2047u - fine_digit(score_key(1.0f)));
+}
+
+TEST_CASE("key_range: a threshold's digits so far bound the tied keys, above it they win") {
+  std::mt19937_64 rng(17);
+  for (const uint32_t shift : {21u, 10u, 0u}) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      const uint32_t prefix = static_cast<uint32_t>(rng()) >> shift;
+      const key_range range = key_range::of_digits(prefix, shift);
+      // Keys at and around the range's ends, and random ones.
+      const uint32_t keys[] = {
+          range.lo, range.hi,   range.lo - 1, range.hi + 1, static_cast<uint32_t>(rng()),
+          0u,       0xFFFFFFFFu};
+      for (const uint32_t key : keys) {
+        INFO("shift " << shift << " prefix " << prefix << " key " << key);
+        CHECK(range.above(key) == ((key >> shift) > prefix));
+        CHECK(range.within(key) == ((key >> shift) == prefix));
+      }
+    }
+  }
+  const key_range bin{100u, 199u};  // a fine digit's bin, as the cluster select masks it
+  CHECK(bin.within(100u));
+  CHECK(bin.within(199u));
+  CHECK_FALSE(bin.within(99u));
+  CHECK_FALSE(bin.within(200u));
+  CHECK(bin.above(200u));
+  CHECK_FALSE(bin.above(199u));
 }

@@ -235,9 +235,13 @@ status run_indexer(const indexer_args& a, const execution& exec) {
   const carved ws(p, exec.workspace);
   MXI_GPU_RETURN_IF_ERROR(device::launch_row_info(row_problem(a), ws.rows, ws.checks, exec.error_word, stream));
 
-  device::paged_logits_args logits = device::paged_logits_args_of(a.queries, a.cache, a.requests, ws.rows);
+  device::paged_logits_args logits =
+      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
   logits.width = p.width;
   logits.clean = !p.own_scores && a.logits.clean;
+  // Before each chunk's plan: row_info, or the last chunk's selects, none of which touches the
+  // logits plan or writes the batch.
+  logits.plan_beside_prior = true;
   for (int64_t begin = 0; begin < p.tokens; begin += p.chunk_rows) {
     const int64_t rows = std::min(p.chunk_rows, p.tokens - begin);
     float* scores = p.own_scores ? ws.scores : a.logits.data + begin * a.logits.stride;
@@ -281,7 +285,8 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
       a.candidates.blocks, a.candidates.stride, p.tokens, ncb, cbs,
       device::visible_lengths{ws.rows}, a.max_model_len, ids, ncb, counts, stream));
 
-  device::paged_logits_args logits = device::paged_logits_args_of(a.queries, a.cache, a.requests, ws.rows);
+  device::paged_logits_args logits =
+      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
   logits.candidate_ids = ids;
   logits.candidate_stride = ncb;
   logits.candidate_counts = counts;

@@ -49,12 +49,9 @@ struct run_counter {
   uint32_t* hist;
   uint32_t bin = 0, count = 0;
   MXI_DEVICE void add(uint32_t b) {
-    if (b != bin && count != 0) {
-      atomicAdd(&hist[bin], count);
-      count = 0;
-    }
+    platform::shared_add_if(b != bin && count != 0, &hist[bin], count);
+    count = (b == bin ? count : 0u) + 1u;
     bin = b;
-    ++count;
   }
   MXI_DEVICE void flush() {
     if (count != 0) atomicAdd(&hist[bin], count);
@@ -127,20 +124,6 @@ struct fine_first_digit {
   MXI_DEVICE int operator()(uint32_t key) const { return static_cast<int>(fine_digit(key)); }
 };
 
-/// A key's class for the compaction masks (see masks).
-enum class key_class : int { below = 0, equal = 1, above = 2 };
-
-/// The class of a key against a threshold: above (key >> shift) > prefix, equal when ==.
-struct threshold_class {
-  radix_threshold t;
-  MXI_DEVICE key_class operator()(uint32_t key) const {
-    const uint32_t high = key >> t.shift;
-    return high > t.prefix    ? key_class::above
-           : high == t.prefix ? key_class::equal
-                              : key_class::below;
-  }
-};
-
 /// One window's compaction counts (see tally): the thread's above / equal masks over its vectors,
 /// the counts before it in the window (above << 16 | equal), and the window's totals.
 struct window_tally {
@@ -210,7 +193,8 @@ class block_radix_select {
         for (int j = 0; j < 4; ++j) {
           const int c = 4 * v + j - row.offset;
           const int digit = digit_of(w[j]);
-          if (c >= 0 && c < row.n && digit >= 0) run.add(static_cast<uint32_t>(digit));
+          if (static_cast<unsigned>(c) < static_cast<unsigned>(row.n) && digit >= 0)
+            run.add(static_cast<uint32_t>(digit));
         }
       }
     }
@@ -267,12 +251,12 @@ class block_radix_select {
     }
   }
 
-  /// The compaction masks of a window of at most max_columns columns, classify(key) giving each
-  /// key's key_class: thread t owns `per` consecutive vectors, so one scan (finish) orders the
+  /// The compaction masks of a window of at most max_columns columns against `range` (its above
+  /// and within keys): thread t owns `per` consecutive vectors, so one scan (finish) orders the
   /// columns. Even strides would put a quarter-warp's 16-byte reads in one bank group: the
   /// visiting order rotates. No barrier.
-  template <class Row, class Classify>
-  MXI_DEVICE static window_tally masks(const Row& row, Classify classify) {
+  template <class Row>
+  MXI_DEVICE static window_tally masks(const Row& row, key_range range) {
     const int tid = static_cast<int>(threadIdx.x);
     const int spanned = row.vector_count();
     const int per = (spanned + Threads - 1) / Threads;
@@ -288,10 +272,11 @@ class block_radix_select {
       uint32_t above = 0, equal = 0;  // the vector's four bits: one 64-bit shift a vector
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int c = 4 * v + j - row.offset;
-        const key_class kind = c >= 0 && c < row.n ? classify(k[j]) : key_class::below;
-        above |= static_cast<uint32_t>(kind == key_class::above) << j;
-        equal |= static_cast<uint32_t>(kind == key_class::equal) << j;
+        // Words outside the row's columns (the first and last vectors' padding) lose.
+        const bool column =
+            static_cast<unsigned>(4 * v + j - row.offset) < static_cast<unsigned>(row.n);
+        above |= column && range.above(k[j]) ? 1u << j : 0u;
+        equal |= column && range.within(k[j]) ? 1u << j : 0u;
       }
       w.above |= static_cast<uint64_t>(above) << (4 * local);
       w.equal |= static_cast<uint64_t>(equal) << (4 * local);
@@ -312,11 +297,11 @@ class block_radix_select {
   /// above it join the above mask, the ones below leave.
   MXI_DEVICE static void refine(window_tally& w, const key_row& row, const radix_threshold& t) {
     uint64_t above = 0, equal = 0;
+    const key_range range = key_range::of_digits(t.prefix, t.shift);
     for_each_equal(w, row, [&](int word, uint32_t key) {
-      const key_class kind = threshold_class{t}(key);
       const int bit = word - 4 * w.first;
-      above |= static_cast<uint64_t>(kind == key_class::above) << bit;
-      equal |= static_cast<uint64_t>(kind == key_class::equal) << bit;
+      above |= static_cast<uint64_t>(range.above(key)) << bit;
+      equal |= static_cast<uint64_t>(range.within(key)) << bit;
     });
     w.above |= above;
     w.equal = equal;
@@ -335,7 +320,7 @@ class block_radix_select {
   template <class Row>
   MXI_DEVICE static window_tally tally(const Row& row, const radix_threshold& t,
                                        step_storage& storage) {
-    window_tally w = masks(row, threshold_class{t});
+    window_tally w = masks(row, key_range::of_digits(t.prefix, t.shift));
     finish(w, storage);
     return w;
   }

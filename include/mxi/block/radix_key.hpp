@@ -63,4 +63,18 @@ struct radix_digits {
   }
 };
 
+/// The compaction's classes (block_radix_select::masks): keys above `hi` win, keys in [lo, hi]
+/// tie, the rest lose.
+struct key_range {
+  uint32_t lo, hi;
+  /// The keys whose bits from `shift` (< 32) up equal `prefix`: a threshold's digits so far.
+  MXI_HOST_DEVICE static key_range of_digits(uint32_t prefix, uint32_t shift) {
+    const uint32_t lo = prefix << shift;
+    return {lo, lo | ((1u << shift) - 1u)};
+  }
+  MXI_HOST_DEVICE bool above(uint32_t key) const { return key > hi; }
+  /// lo <= key <= hi in one unsigned comparison.
+  MXI_HOST_DEVICE bool within(uint32_t key) const { return key - lo <= hi - lo; }
+};
+
 }  // namespace mxi::block

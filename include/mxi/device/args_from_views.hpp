@@ -28,22 +28,27 @@ inline row_info_problem row_info_problem_of(const query_view& q, const cache_vie
   return p;
 }
 
-/// The logits kernels' inputs over `rows` (from launch_row_info), every row of the queries; the
-/// caller sets the output (out, ld, width, clean) and, in candidate mode, the candidate fields.
+/// The logits kernels' inputs over `rows` (from launch_row_info with the same compress ratio),
+/// every row of the queries; the caller sets the output (out, ld, width, clean) and, in candidate
+/// mode, the candidate fields.
 inline paged_logits_args paged_logits_args_of(const query_view& q, const cache_view& c,
-                                              const request_view& r, const row_info* rows) {
+                                              const request_view& r, int compress_ratio,
+                                              const row_info* rows) {
   paged_logits_args a;
   a.q_values = q.values;
   a.q_scales = q.scales;
   a.weights = q.weights;
   a.num_heads = q.num_heads;
   a.cache = c.data;
+  a.num_pages = c.num_pages;
   a.page_stride = c.page_stride;
   a.block_size = c.block_size;
   a.layout = c.layout;
   a.block_table = r.block_table;
   a.block_table_stride = r.block_table_stride;
   a.query_start_loc = r.query_start_loc;
+  a.seq_lens = r.seq_lens;
+  a.compress_ratio = compress_ratio;
   a.num_requests = r.num_requests;
   a.rows = rows;
   a.row_begin = 0;

@@ -26,12 +26,19 @@ struct paged_logits_args {
   const float* weights = nullptr;     ///< [T][H]
   int num_heads = 64;                 ///< H: 16..128, a multiple of 16
   const uint8_t* cache = nullptr;
+  int64_t num_pages = 0;  ///< NB: the dense kernels' page reads stay in [0, NB)
   int64_t page_stride = 0;
   int block_size = 64;  ///< BS (D = 128)
   cache_layout layout = cache_layout::linear;
   const int32_t* block_table = nullptr;
   int64_t block_table_stride = 0;
   const int32_t* query_start_loc = nullptr;  ///< [R + 1]
+  const int32_t* seq_lens = nullptr;         ///< [R]: the dense plan's row lengths
+  int compress_ratio = 1;
+  /// Dense: the kernel the launch follows on its stream neither writes what the plan reads
+  /// (query_start_loc, seq_lens) nor touches the workspace, so the plan may run beside it
+  /// (launch_plan). The GPU backend sets it after row_info; leave it false otherwise.
+  bool plan_beside_prior = false;
   int num_requests = 0;
   const row_info* rows = nullptr;  ///< [T] from launch_row_info
   int64_t row_begin = 0, row_end = 0;
@@ -129,10 +136,11 @@ struct candidate_keys {
 template <class KeyMap>
 __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a, KeyMap map,
                                                             int group, int target_items,
-                                                            plan_view plan) {
+                                                            plan_view plan, bool wait_first) {
   __shared__ plan_scan::storage_type scan;
   __shared__ int32_t shared_base[plan_shared_requests + 1];
-  platform::wait_for_prior_grid();  // launched chained (launch_plan)
+  // Launched chained (launch_plan): see launch_plan for when it waits.
+  if (wait_first) platform::wait_for_prior_grid();
   platform::allow_next_grid();
   // The groups' search table (each request's first group): in shared memory where it fits, so
   // that the binary search below waits on shared memory rather than on L2; else the workspace's.
@@ -174,8 +182,15 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
     const int32_t rows = min(group, end - first);
     int64_t keys = 0;
     for (int i = 0; i < rows; ++i) {
-      const row_info info = a.rows[first + i];
-      if (info.visible > 0) keys = max(keys, map.columns(first + i, info.visible));
+      if constexpr (KeyMap::candidate) {
+        const row_info info = a.rows[first + i];
+        if (info.visible > 0) keys = max(keys, map.columns(first + i, info.visible));
+      } else {
+        const int64_t visible =
+            unchecked_visible(a.query_start_loc, a.seq_lens, lo, first + i, a.compress_ratio);
+        const int64_t table_keys = a.block_table_stride * a.block_size;
+        keys = max(keys, min(visible, table_keys));
+      }
     }
     plan.first[gi] = first;
     plan.rows[gi] = rows;
@@ -203,14 +218,25 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
     plan.header[1] = static_cast<int32_t>(base);
     plan.header[2] = static_cast<int32_t>(chunk);
   }
+  if (!wait_first) platform::wait_for_prior_grid();
 }
 
-/// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp).
+/// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp). Dense keys
+/// take each row's length from the batch itself (unchecked_visible), not from row_info: rows that
+/// row_info rejects keep their items, which the logits kernels score nothing of (their page reads
+/// stay inside the table and the cache), so the plan need not wait for row_info. Candidate keys
+/// count the columns candidate_prep wrote. The plan waits for the kernel before it first unless
+/// `beside_prior`: that kernel writes nothing the plan reads and touches no part of the workspace
+/// (a logits kernel reading the last plan must not see this one's). Then it plans beside that
+/// kernel and waits for it before it ends, so that the logits kernel chained to the plan finds both
+/// done. (Every chained kernel of the library waits before it lets the next one launch, so the
+/// kernels before the one before the plan have ended when the plan starts.)
 template <class KeyMap>
 platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group,
-                              int target_items, plan_view plan, platform::stream_t stream) {
+                              int target_items, plan_view plan, bool beside_prior,
+                              platform::stream_t stream) {
   return platform::launch(&plan_logits<KeyMap>, {dim3(1), plan_threads, 0, 1, /*chained=*/true},
-                          stream, a, map, group, target_items, plan);
+                          stream, a, map, group, target_items, plan, !beside_prior);
 }
 
 /// A block's share of the plan's items: a contiguous run (the counts differ by at most one), so
@@ -250,7 +276,27 @@ struct plan_item {
       : first(plan.first[group]), rows(plan.rows[group]),
         k_begin((item - plan.item_base[group]) * chunk),
         k_end(min(plan.keys[group], (item - plan.item_base[group]) * chunk + chunk)) {}
-  MXI_DEVICE int tiles() const { return (k_end - k_begin + arch::key_tile_shape::keys - 1) / arch::key_tile_shape::keys; }
+  /// The columns row t of the item writes: its valid ones (none for a row row_info rejected,
+  /// whose items a dense plan keeps).
+  template <class KeyMap>
+  MXI_DEVICE int row_end(const paged_logits_args& a, const KeyMap& map, int64_t t) const {
+    const row_info info = a.rows[t];
+    return info.visible > 0
+               ? static_cast<int>(min(map.columns(t, info.visible), static_cast<int64_t>(k_end)))
+               : 0;
+  }
+  /// Where the item's valid columns end (at most k_end; k_begin or less when it has none): every
+  /// role of a logits kernel walks the item's tiles up to it, so they agree on their count.
+  template <class KeyMap>
+  MXI_DEVICE int valid_end(const paged_logits_args& a, const KeyMap& map) const {
+    int end = 0;
+    for (int i = 0; i < rows; ++i) end = max(end, row_end(a, map, first + i));
+    return end;
+  }
+  /// Tiles of the columns [k_begin, end).
+  MXI_DEVICE int tiles(int end) const {
+    return max(end - k_begin + arch::key_tile_shape::keys - 1, 0) / arch::key_tile_shape::keys;
+  }
 };
 
 #endif  // MXI_GPU_COMPILER

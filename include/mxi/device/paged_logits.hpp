@@ -153,18 +153,19 @@ __global__ __launch_bounds__(
       const int lo = walk.group_of(plan, num_groups, item);
       const plan_item it(plan, lo, item, chunk);
       const int64_t first = it.first;
-      const int k_begin = it.k_begin, k_end = it.k_end;
+      const int k_begin = it.k_begin;
+      const int group_limit = it.valid_end(a, map);
       const int32_t request = a.rows[first].request;
       const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
       const int32_t stage_visible = a.rows[first].visible;  // candidate mode: the one row
 
       // The page and token in the page of every column, so the tile loop issues its copies
-      // without dependent loads or divisions. Token -1: a column not to read.
+      // without dependent loads or divisions. Token -1: a column not to read. Dense keys stop at
+      // the group's widest valid row (row_info checked its pages); candidate positions are
+      // bounded by the row's own visible length.
 #pragma unroll 4
-      for (int c = tid; c < k_end - k_begin; c += threads) {
+      for (int c = tid; c < group_limit - k_begin; c += threads) {
         const int64_t pos = map.position(first, k_begin + c);
-        // Dense keys stop at the group's widest valid row (row_info checked its pages);
-        // candidate positions are bounded by the row's own visible length.
         const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
         const int32_t p = static_cast<int32_t>(pos);
         column_token[c] = ok ? p % a.block_size : -1;
@@ -178,14 +179,15 @@ __global__ __launch_bounds__(
       int set_limit = 0;
 #pragma unroll
       for (int i = 0; i < max_rows; ++i) {
-        limit[i] = 0;
-        if (i < set_rows) {
-          const row_info info = a.rows[set_row + i];
-          if (info.visible > 0)
-            limit[i] = static_cast<int>(min(map.columns(set_row + i, info.visible), static_cast<int64_t>(k_end)));
-        }
+        limit[i] = i < set_rows ? it.row_end(a, map, set_row + i) : 0;
         set_limit = max(set_limit, limit[i]);
       }
+      const auto row_limit = [&](int r) {  // limit[r] by selects: no local-memory array
+        int l = limit[0];
+#pragma unroll
+        for (int j = 1; j < max_rows; ++j) l = r == j ? limit[j] : l;
+        return l;
+      };
       if (set_limit > k_begin && set_row != loaded_row) {
         const int64_t qh = set_row * a.num_heads;
         scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks,
@@ -225,7 +227,7 @@ __global__ __launch_bounds__(
               const int s0 = k0 + u * stride;
               if (s0 <= last) {  // not a break: see above
                 scorer.score(ring[u], [&](int r, int n, float v) {
-                  if (s0 + n < limit[r]) out_set[r * a.ld + s0 + n] = v;
+                  if (s0 + n < row_limit(r)) out_set[r * a.ld + s0 + n] = v;
                 });
               }
               ring[u] = fetch(s0 + ahead * stride);
@@ -237,12 +239,12 @@ __global__ __launch_bounds__(
         static_assert(threads >= 2 * shape::keys, "one pass of the loader");
         const auto stage = [&](int k0, int s) {
           arch::load_key_tile<Layout, tile_t, arch::async_copies>(
-              smem + s * smem_t::stage_bytes, a.block_size, k_end - k0, tid, threads,
+              smem + s * smem_t::stage_bytes, a.block_size, group_limit - k0, tid, threads,
               [&](int n) { return column_key(k0 + n - k_begin); });
           arch::copy_commit();
         };
 
-        const int tiles = (k_end - k_begin + shape::keys - 1) / shape::keys;
+        const int tiles = it.tiles(group_limit);
         for (int s = 0; s < smem_t::stages - 1; ++s) {
           if (s < tiles)
             stage(k_begin + s * shape::keys, (staged + s) % smem_t::stages);
@@ -278,10 +280,7 @@ __global__ __launch_bounds__(
                  n0 += slices * scorer_t::step_keys) {
               if (k0 + n0 >= set_limit) break;
               scorer.template score<tile_t>(tile, n0, [&](int r, int n, float v) {
-                int row_limit = limit[0];  // limit[r] by selects: no local-memory array
-#pragma unroll
-                for (int j = 1; j < max_rows; ++j) row_limit = r == j ? limit[j] : row_limit;
-                if (k0 + n < row_limit) out_set[r * a.ld + k0 + n] = v;
+                if (k0 + n < row_limit(r)) out_set[r * a.ld + k0 + n] = v;
               });
             }
           }
@@ -374,7 +373,8 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   const int grid = sms * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
-  e = launch_plan(a, map, group, 4 * grid, plan, stream);
+  // Candidate counts come from the kernel right before (candidate_prep).
+  e = launch_plan(a, map, group, 4 * grid, plan, !KeyMap::candidate && a.plan_beside_prior, stream);
   if (e != platform::success) return e;
   return platform::launch(kernel,
                           {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true},

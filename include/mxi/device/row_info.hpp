@@ -132,14 +132,21 @@ MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, int32_t* bad,
   return *bad;
 }
 
+/// Row t's visible length before any check: token t of request r (starts: query_start_loc) sits
+/// at position seq_lens[r] - (its rows) + (t - its first row) and sees the compressed keys up to
+/// it. The logits plan sizes its items by it without waiting for row_info.
+MXI_DEVICE int64_t unchecked_visible(const int32_t* starts, const int32_t* seq_lens, int r,
+                                     int64_t t, int compress_ratio) {
+  const int64_t n = starts[r + 1] - starts[r];
+  return (seq_lens[r] - n + (t - starts[r]) + 1) / compress_ratio;
+}
+
 /// Row t of request r (starts: query_start_loc), whose first bad column is `bad_column`.
 MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const int32_t* starts,
                            int32_t bad_column, uint32_t* error_word) {
   row_info out{r, -1};
   if (bad_column < 0) return out;
-  const int64_t n = starts[r + 1] - starts[r];
-  const int64_t position = p.seq_lens[r] - n + (t - starts[r]);
-  const int64_t visible = (position + 1) / p.compress_ratio;
+  const int64_t visible = unchecked_visible(starts, p.seq_lens, r, t, p.compress_ratio);
   const int64_t pages = pages_for(visible, p.block_size);
   if (visible > p.max_model_len) {
     raise(error_word, device_error_max_model_len);

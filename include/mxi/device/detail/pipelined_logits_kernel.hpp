@@ -157,14 +157,18 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
         } else {
           auto* pages =
               reinterpret_cast<int32_t*>(smem + smem_t::pages_offset) + mine * smem_t::max_pages;
+          // A dense plan keeps the items of rows row_info rejected (launch_plan), whose request
+          // (-1 for a broken batch) and page ids may be anything: reads of them stay inside the
+          // block table and the cache, and the consumers score none of their keys.
+          const int32_t request = max(a.rows[it.first].request, 0);
           const int32_t* table =
-              a.block_table + static_cast<int64_t>(a.rows[it.first].request) * a.block_table_stride;
+              a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
           arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
           const int first_page = at.page;
           platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
           for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page;
                p += arch::sm90::wave_size)
-            pages[p] = table[first_page + p];
+            pages[p] = min(max(table[first_page + p], 0), static_cast<int32_t>(a.num_pages - 1));
           platform::wave_barrier<arch::sm90::wave_size>();
           for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
             if (j % 2 != mine) continue;
@@ -213,7 +217,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
   uint32_t j = 0;
   for (int item = walk.begin; item < walk.end; ++item) {
     const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
-    const uint32_t end = j + static_cast<uint32_t>(it.tiles());
+    const uint32_t end = j + static_cast<uint32_t>(it.tiles(it.k_end));
     uint32_t mine = j + (static_cast<uint32_t>(c) + config::consumers - j % config::consumers) % config::consumers;
     const uint32_t first_tile = j;
     j = end;
@@ -224,12 +228,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
     int item_limit = 0;
 #pragma unroll
     for (int i = 0; i < scorer_t::max_rows; ++i) {
-      limit[i] = 0;
-      if (i < it.rows) {
-        const int32_t visible = a.rows[it.first + i].visible;
-        if (visible > 0)
-          limit[i] = static_cast<int>(min(map.columns(it.first + i, visible), int64_t{it.k_end}));
-      }
+      limit[i] = i < it.rows ? it.row_end(a, map, it.first + i) : 0;
       item_limit = max(item_limit, limit[i]);
     }
     if (item_limit > it.k_begin && it.first != loaded_row) {
@@ -291,7 +290,10 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
   // dependent loads (its row's candidate count, then its last id), which small items repeat
   // (four a consumer: 65.0 us against 62.5 for the 16 x 128K candidate call on the H200).
-  e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan, stream);
+  // Candidate keys: candidate_slots_kernel, which touches no plan, runs between candidate_prep
+  // and the plan.
+  e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan,
+                  KeyMap::candidate || a.plan_beside_prior, stream);
   if (e != platform::success) return e;
   return platform::launch(
       kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,

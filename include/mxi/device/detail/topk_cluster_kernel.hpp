@@ -188,11 +188,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     if (first.count <= smem_t::pool_keys) {
       const uint32_t lo = static_cast<uint32_t>(block::fine_digit_start(first.bin));
       const uint32_t hi = static_cast<uint32_t>(block::fine_digit_start(first.bin + 1) - 1);
-      tally = steps::masks(staged, [lo, hi](uint32_t key) {
-        return key > hi    ? block::key_class::above
-               : key >= lo ? block::key_class::equal
-                           : block::key_class::below;
-      });
+      tally = steps::masks(staged, block::key_range{lo, hi});
       t.rest = first.rest;
       if (first.count != first.rest) {  // else every key of the bin is taken
         // Gather the bin's keys of every slice, then finish the threshold among them in this
