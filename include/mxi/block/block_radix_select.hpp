@@ -49,9 +49,12 @@ struct run_counter {
   uint32_t* hist;
   uint32_t bin = 0, count = 0;
   MXI_DEVICE void add(uint32_t b) {
-    platform::shared_add_if(b != bin && count != 0, &hist[bin], count);
-    count = (b == bin ? count : 0u) + 1u;
+    if (b != bin && count != 0) {
+      atomicAdd(&hist[bin], count);
+      count = 0;
+    }
     bin = b;
+    ++count;
   }
   MXI_DEVICE void flush() {
     if (count != 0) atomicAdd(&hist[bin], count);

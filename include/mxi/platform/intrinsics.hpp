@@ -180,20 +180,6 @@ MXI_DEVICE void store_byte_kept_in_l2(uint8_t* p, uint8_t v) {
 #endif
 }
 
-/// *p += v in shared memory where `add` holds, as one predicated reduction on NVIDIA (no branch
-/// around it, which a tight per-key loop pays for with a reconvergence point a key).
-MXI_DEVICE void shared_add_if(bool add, uint32_t* p, uint32_t v) {
-#if !MXI_PLATFORM_HIP && defined(__CUDA_ARCH__)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.u32 p, %0, 0;\n@p red.shared.add.u32 [%1], %2;\n}\n" ::"r"(
-          static_cast<uint32_t>(add)),
-      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(v)
-      : "memory");
-#else
-  if (add) atomicAdd(p, v);
-#endif
-}
-
 /// Aborts the kernel (a path the host never selects for this target).
 MXI_DEVICE void trap() {
 #if MXI_PLATFORM_HIP
