@@ -414,6 +414,12 @@ TEST_CASE("gpu top-k clusters: all-equal rows, heavy ties, NaN and infinities", 
   }
   in.add(spread, n);
   in.add(last, n);
+  // Scores on a grid of 1/64: the threshold's bin holds a few grid values of about 60 equal keys
+  // each, which the pool ranks (block_radix_select::rank) rather than passes over.
+  std::normal_distribution<float> normal;
+  std::vector<float> gridded(n);
+  for (float& x : gridded) x = std::round(normal(rng) * 64.0f) / 64.0f;
+  in.add(gridded, n);
   for (int variant = 0; variant < 3; ++variant)
     in.add(special_row(n, rng, variant), static_cast<int32_t>(n - variant * 13));
   in.add(std::vector<float>(n, nan), n);  // only NaN: still k of them, smallest columns

@@ -254,6 +254,45 @@ class block_radix_select {
     }
   }
 
+  /// Pools of up to this many keys take rank() instead of resolve(): rank's n^2 comparisons, about
+  /// five instructions each over the block, cost as much as resolve's one or two passes (1.6-2.9
+  /// us on the H200, each a 2048-bin histogram and a find) at about 256 keys.
+  static constexpr int rank_max_keys = 256;
+
+  /// Finishes `t` among a few keys this block holds (a pool of at most rank_max_keys): the key with
+  /// fewer than t.rest keys above it and at least t.rest at or above it, found by counting, a key
+  /// a group of 8 lanes. `t` becomes that key exactly (shift 0) and the keys equal to it still
+  /// taken. `cell` holds two words of shared memory. Ends with a barrier.
+  MXI_DEVICE static void rank(const key_row& row, radix_threshold& t, uint32_t* cell) {
+    constexpr int lanes = 8, groups = Threads / lanes;
+    static_assert(Threads % 32 == 0, "rank: whole warps (its shuffles take every lane)");
+    const int tid = static_cast<int>(threadIdx.x), lane = tid % lanes;
+    // The same number of rounds in every warp: every lane takes part in the shuffles.
+    for (int base = 0; base < row.n; base += groups) {
+      const int i = base + tid / lanes;
+      const uint32_t key = row.word(row.offset + (i < row.n ? i : 0));
+      uint32_t above = 0, equal = 0;
+      for (int j = lane; j < row.n; j += lanes) {
+        const uint32_t other = row.word(row.offset + j);
+        above += other > key ? 1u : 0u;
+        equal += other == key ? 1u : 0u;
+      }
+#pragma unroll
+      for (int m = 1; m < lanes; m *= 2) {
+        above += platform::group_shuffle_xor<lanes>(above, m);
+        equal += platform::group_shuffle_xor<lanes>(equal, m);
+      }
+      if (lane == 0 && i < row.n && above < t.rest && t.rest <= above + equal) {
+        cell[0] = key;  // every group that finds it writes the same two words
+        cell[1] = t.rest - above;
+      }
+    }
+    __syncthreads();
+    t.prefix = cell[0];
+    t.shift = 0;
+    t.rest = cell[1];
+  }
+
   /// The compaction masks of a window of at most max_columns columns against `range` (its above
   /// and within keys): thread t owns `per` consecutive vectors, so one scan (finish) orders the
   /// columns. Even strides would put a quarter-warp's 16-byte reads in one bank group: the

@@ -13,8 +13,10 @@
 //             would keep thousands: each block marks its keys above / in that bin (the compaction
 //             masks), appends the bin's keys to a list, and after a cluster barrier every block
 //             copies every list into one pool and finishes the threshold among the pool's keys
-//             alone (block::block_radix_select's passes, skipping the digits the bin fixes), the
-//             same in every block. A bin of more than pool_keys keys falls back to the passes.
+//             alone, the same in every block: by counting each key's rank where the pool is
+//             small (block::block_radix_select::rank), else by block_radix_select's passes
+//             (skipping the digits the bin fixes). A bin of more than pool_keys keys falls back
+//             to the passes over the slices.
 //   passes    per digit of block::radix_digits, each block histograms its slice (from shared
 //             memory, or streamed from global memory each pass when slices do not fit), then
 //             the cluster's histogram is summed as above and every block derives the same next
@@ -58,6 +60,7 @@ struct cluster_select_smem {
     typename steps::step_storage step;
     uint32_t above, equal;  ///< the slice's keys above / equal to the threshold
     uint32_t own_count;     ///< the slice's keys in the first pass's bin
+    uint32_t ranked[2];     ///< steps::rank's threshold key and its ties taken
     uint32_t lists[platform::max_cluster_blocks_any];  ///< every block's own_count
     alignas(16) uint32_t own[pool_keys];               ///< those keys, in no particular order
     alignas(16) uint32_t pool[pool_keys];  ///< every slice's, in rank order (clusters of 2 up)
@@ -216,15 +219,19 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
         }
         const block::key_row in_bin{reinterpret_cast<uint4*>(pool), 0,
                                     static_cast<int>(first.count)};
-        // The pool's keys lie in [lo, hi]: the digits they all share need no pass.
-        int pass = 0;
-        while (pass < digits::passes &&
-               (lo >> digits::shift(pass)) == (hi >> digits::shift(pass))) {
-          t.prefix = lo >> digits::shift(pass);
-          t.shift = static_cast<uint32_t>(digits::shift(pass));
-          ++pass;
+        if (first.count <= steps::rank_max_keys) {
+          steps::rank(in_bin, t, head.ranked);
+        } else {
+          // The pool's keys lie in [lo, hi]: the digits they all share need no pass.
+          int pass = 0;
+          while (pass < digits::passes &&
+                 (lo >> digits::shift(pass)) == (hi >> digits::shift(pass))) {
+            t.prefix = lo >> digits::shift(pass);
+            t.shift = static_cast<uint32_t>(digits::shift(pass));
+            ++pass;
+          }
+          steps::resolve(in_bin, pass, /*counted=*/false, t, head.hist[0], head.step);
         }
-        steps::resolve(in_bin, pass, /*counted=*/false, t, head.hist[0], head.step);
         steps::refine(tally, staged, t);
       }
       steps::finish(tally, head.step);
