@@ -26,7 +26,7 @@ struct paged_logits_args {
   const float* weights = nullptr;     ///< [T][H]
   int num_heads = 64;                 ///< H: 16..128, a multiple of 16
   const uint8_t* cache = nullptr;
-  int64_t num_pages = 0;  ///< NB: the dense kernels' page reads stay in [0, NB)
+  int64_t num_pages = 0;  ///< NB: the dense kernels' page reads stay in [0, NB) (0: unchecked)
   int64_t page_stride = 0;
   int block_size = 64;  ///< BS (D = 128)
   cache_layout layout = cache_layout::linear;

@@ -161,6 +161,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
           // (-1 for a broken batch) and page ids may be anything: reads of them stay inside the
           // block table and the cache, and the consumers score none of their keys.
           const int32_t request = max(a.rows[it.first].request, 0);
+          const int32_t last_page =  // num_pages 0: not given, only negative ids are clamped
+              a.num_pages > 0 ? static_cast<int32_t>(a.num_pages - 1) : INT32_MAX;
           const int32_t* table =
               a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
           arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
@@ -168,7 +170,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
           platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
           for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page;
                p += arch::sm90::wave_size)
-            pages[p] = min(max(table[first_page + p], 0), static_cast<int32_t>(a.num_pages - 1));
+            pages[p] = min(max(table[first_page + p], 0), last_page);
           platform::wave_barrier<arch::sm90::wave_size>();
           for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
             if (j % 2 != mine) continue;
