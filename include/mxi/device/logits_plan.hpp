@@ -169,6 +169,7 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
   __syncthreads();
   // Each group: its first row, row count and key count; the total sizes the chunks.
   int64_t my_keys = 0;
+  const int64_t table_keys = a.block_table_stride * a.block_size;  // dense: no row sees more
   for (int64_t gi = tid; gi < num_groups; gi += plan_threads) {
     int lo = 0, hi = a.num_requests - 1;
     while (lo < hi) {
@@ -188,7 +189,6 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
       } else {
         const int64_t visible =
             unchecked_visible(a.query_start_loc, a.seq_lens, lo, first + i, a.compress_ratio);
-        const int64_t table_keys = a.block_table_stride * a.block_size;
         keys = max(keys, min(visible, table_keys));
       }
     }
@@ -285,8 +285,9 @@ struct plan_item {
                ? static_cast<int>(min(map.columns(t, info.visible), static_cast<int64_t>(k_end)))
                : 0;
   }
-  /// Where the item's valid columns end (at most k_end; k_begin or less when it has none): every
-  /// role of a logits kernel walks the item's tiles up to it, so they agree on their count.
+  /// Where the item's valid columns end (at most k_end; k_begin or less when it has none):
+  /// paged_logits_kernel stages the item's columns up to it. (The pipelined kernel's roles walk
+  /// every tile to k_end instead, so that their counts agree without reading the rows.)
   template <class KeyMap>
   MXI_DEVICE int valid_end(const paged_logits_args& a, const KeyMap& map) const {
     int end = 0;
