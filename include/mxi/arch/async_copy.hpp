@@ -100,14 +100,35 @@ MXI_DEVICE void barrier_init(uint64_t* bar, uint32_t count) {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
-/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned); their arrival is counted on
-/// `bar`, whose phase must expect them (barrier_arrive_expect) before it can complete.
-MXI_DEVICE void bulk_copy(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar) {
+/// An L2 policy (createpolicy) for bytes a kernel reads once, `once` (the pages of a decode's
+/// keys: their lines are the first to go, so that what the kernel writes, the scores the top-k
+/// reads next, stays in L2 rather than being pushed out by the stream of keys), or again (the
+/// default eviction).
+MXI_DEVICE uint64_t l2_policy(bool once) {
+  uint64_t policy = 0;
 #if MXI_ARCH_BULK_COPY
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   shared_address(smem)),
-               "l"(gmem), "r"(bytes), "r"(shared_address(bar))
-               : "memory");
+  if (once)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+#else
+  (void)once;
+#endif
+  return policy;
+}
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned), their lines kept in L2 by
+/// `policy` (l2_policy); their arrival is counted on `bar`, whose phase must expect them
+/// (barrier_arrive_expect) before it can complete.
+MXI_DEVICE void bulk_copy(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar,
+                          uint64_t policy) {
+#if MXI_ARCH_BULK_COPY
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
+      "[%1], %2, [%3], %4;\n" ::"r"(shared_address(smem)),
+      "l"(gmem), "r"(bytes), "r"(shared_address(bar)), "l"(policy)
+      : "memory");
+#else
+  (void)smem, (void)gmem, (void)bytes, (void)bar, (void)policy;
 #endif
 }
 /// This thread's arrival, declaring `bytes` more of bulk copies the phase waits for.

@@ -149,10 +149,11 @@ MXI_DEVICE float tile_element(const uint32_t* words, int n, int i) {
 /// (dense_tile_copy); the lanes work out their copies at once: when one thread did it all, its
 /// latency bounded the kernel. page_id(i) is the id of the request's page i (its block-table
 /// column i). The caller first orders the tile's earlier readers before the copies (a barrier
-/// wait, then fence_proxy_async).
+/// wait, then fence_proxy_async). The copies' lines stay in L2 by `l2_policy` (arch::l2_policy).
 template <class Layout, class PageId>
 MXI_DEVICE void stage_dense_tile(unsigned char* tile, const uint8_t* cache, int64_t page_stride,
-                                 int block_size, tile_start at, int n, PageId&& page_id, uint64_t* full) {
+                                 int block_size, tile_start at, int n, PageId&& page_id,
+                                 uint64_t* full, uint64_t l2_policy) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   constexpr int keys = key_tile_shape::keys;
   if (block_size == keys && at.token == 0 && n == keys) {
@@ -161,7 +162,8 @@ MXI_DEVICE void stage_dense_tile(unsigned char* tile, const uint8_t* cache, int6
     if (lane == 0) {
       constexpr auto bytes = static_cast<uint32_t>(page_tile<Layout>::shape.data_bytes());
       barrier_arrive_expect(full, bytes);
-      bulk_copy(tile, cache + layout::page_offset(page_id(at.page), page_stride), bytes, full);
+      bulk_copy(tile, cache + layout::page_offset(page_id(at.page), page_stride), bytes, full,
+                l2_policy);
     }
     return;
   }
@@ -171,7 +173,7 @@ MXI_DEVICE void stage_dense_tile(unsigned char* tile, const uint8_t* cache, int6
   __syncwarp();
   if (c.bytes != 0)
     bulk_copy(tile + c.to, cache + layout::page_offset(page_id(c.page), page_stride) + c.from,
-              static_cast<uint32_t>(c.bytes), full);
+              static_cast<uint32_t>(c.bytes), full, l2_policy);
 }
 
 #endif  // MXI_GPU_COMPILER
