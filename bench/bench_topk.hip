@@ -107,10 +107,16 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
 
-/// The decode shapes at 1M only (the forced variants).
+/// The decode shapes at 1M only (the forced variants), and a few rows short and long (which
+/// cluster size few rows want).
 void decode_shapes(benchmark::internal::Benchmark* b) {
-  for (auto s : {std::vector<int64_t>{64, 32768, 2048, mml}, {1, 32768, 2048, mml},
-                 {4, 262144, 2048, mml}, {32, 131072, 2048, mml}})
+  for (auto s : {std::vector<int64_t>{64, 32768, 2048, mml},
+                 {1, 32768, 2048, mml},
+                 {4, 262144, 2048, mml},
+                 {32, 131072, 2048, mml},
+                 {2, 262144, 2048, mml},
+                 {4, 32768, 2048, mml},
+                 {8, 32768, 2048, mml}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }

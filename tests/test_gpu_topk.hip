@@ -496,6 +496,15 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
     }
   REQUIRE(plan(64, int64_t{1} << 20).blocks == 4);
   REQUIRE(plan(1, 32768).blocks == config::cluster_blocks_max);  // one row takes the most
+  // A cap of 8, 16 for 2 to 4 rows (sm90's tuning): one row keeps 8, four take 16, five 8.
+  const auto plan_few = [&](int64_t rows) {
+    return device::detail::plan_cluster<threads>(device::topk_shape{rows, int64_t{1} << 20, 2048},
+                                                 d, 8, 0, 0, 4, 16);
+  };
+  REQUIRE(plan_few(1).blocks == 8);
+  REQUIRE(plan_few(2).blocks == 16);
+  REQUIRE(plan_few(4).blocks == 16);
+  REQUIRE(plan_few(5).blocks == 8);
   REQUIRE(plan(32, 131072).blocks == 8);
   d.max_blocks = 8;  // a device that places no 16-block cluster
   REQUIRE(plan(1, 32768).blocks == std::min(8, config::cluster_blocks_max));

@@ -48,7 +48,8 @@ enum class topk_path {
 /// reach every cluster size and the streamed slices with small inputs.
 template <int BlockThreads, int ItemsPerThread, int MaxBlocks, int OneBlockMinRows,
           int ClusterBlocksMax, int ClusterThreads, topk_path Path = topk_path::tuned,
-          int ClusterBlocks = 0, int ClusterSliceMax = 0, int ClusterThreadsManyRows = 0>
+          int ClusterBlocks = 0, int ClusterSliceMax = 0, int ClusterThreadsManyRows = 0,
+          int ClusterFewRows = 0, int ClusterBlocksFewRows = 0>
 struct topk_config {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
@@ -63,6 +64,8 @@ struct topk_config {
   static constexpr int cluster_threads = ClusterThreads;
   static constexpr int cluster_threads_many_rows =
       ClusterThreadsManyRows > 0 ? ClusterThreadsManyRows : ClusterThreads;
+  static constexpr int cluster_few_rows = ClusterFewRows;
+  static constexpr int cluster_blocks_few_rows = ClusterBlocksFewRows;
   static constexpr int cluster_blocks = ClusterBlocks;
   static constexpr int cluster_slice_max = ClusterSliceMax;
   static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
@@ -81,7 +84,8 @@ using topk_config_for =
     topk_config<topk_tuned(T).pass_threads, topk_tuned(T).pass_items, topk_tuned(T).max_blocks,
                 topk_tuned(T).one_block_min_rows, topk_tuned(T).cluster_blocks_max,
                 topk_tuned(T).cluster_threads, Path, ClusterBlocks, ClusterSliceMax,
-                topk_tuned(T).cluster_threads_many_rows>;
+                topk_tuned(T).cluster_threads_many_rows, topk_tuned(T).cluster_few_rows,
+                topk_tuned(T).cluster_blocks_few_rows>;
 
 /// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
 /// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
@@ -285,17 +289,18 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
 }
 
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
-/// `blocks_max` and the device's largest) that launch a block per multiprocessor, halved where
-/// that many would not all be resident at once; the shared
-/// memory that lets that many blocks stay resident at once, and no more than the widest slice of
-/// `s.width` columns needs (`slice_cap` > 0 caps it further).
+/// `blocks_max`, or `few_rows_blocks_max` for 2 to `few_rows` rows, and the device's largest)
+/// that launch a block per multiprocessor, halved where that many would not all be resident at
+/// once; the shared memory that lets that many blocks stay resident at once, and no more than the
+/// widest slice of `s.width` columns needs (`slice_cap` > 0 caps it further).
 template <int Threads>
 cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int blocks_max, int forced,
-                          int64_t slice_cap) {
+                          int64_t slice_cap, int few_rows = 0, int few_rows_blocks_max = 0) {
   using smem_t = cluster_select_smem<Threads>;
   int c = forced;
   if (c == 0) {
-    const int most = std::min(blocks_max, d.max_blocks);
+    const bool few = s.rows >= 2 && s.rows <= few_rows && few_rows_blocks_max > 0;
+    const int most = std::min(few ? few_rows_blocks_max : blocks_max, d.max_blocks);
     c = 1;
     while (c * 2 <= most && s.rows * c < d.sms) c *= 2;
     // More blocks than stay resident at once would run in a second wave: half as many blocks,
@@ -338,8 +343,9 @@ platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_de
                                            Lengths lengths, Map map, int32_t* out,
                                            int64_t out_stride, platform::stream_t stream) {
   if (Config::cluster_blocks > d.max_blocks) return platform::invalid_value;
-  const cluster_plan p = plan_cluster<Threads>(s, d, Config::cluster_blocks_max,
-                                               Config::cluster_blocks, Config::cluster_slice_max);
+  const cluster_plan p = plan_cluster<Threads>(
+      s, d, Config::cluster_blocks_max, Config::cluster_blocks, Config::cluster_slice_max,
+      Config::cluster_few_rows, Config::cluster_blocks_few_rows);
   if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
   const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), Threads,
                                      p.smem, static_cast<unsigned>(p.blocks), /*chained=*/true};

@@ -33,6 +33,11 @@ struct topk_tuning {
   /// cluster_threads blocks (clusters of one block; several smaller blocks stay resident a
   /// multiprocessor); 0: cluster_threads there too.
   int cluster_threads_many_rows;
+  /// Calls of 2 to cluster_few_rows rows take up to cluster_blocks_few_rows blocks a row instead
+  /// of cluster_blocks_max (0: no such rows): the host cannot tell a short row from a long one,
+  /// and a few long rows gain more from twice the blocks than a few short ones lose.
+  int cluster_few_rows;
+  int cluster_blocks_few_rows;
 };
 
 /// The K-cache writer (a lane a 32-element block) and the Q quantizer (4 lanes a block).
@@ -52,14 +57,17 @@ constexpr topk_tuning topk_tuned(arch::target t) {
     // one (their lengths are on the device).
     // Many rows: 512 threads, session 14 (256 x 10688: 22.2 us against 27.4 at 1024 threads in
     // two waves; 64 x 32K, one wave either way: 22.1 against 20.8).
+    // Two to four rows: 16 blocks, session 16 (bench_topk, width 1M, 16 against 8 blocks:
+    // 2 x 262K 21.1 / 24.7 us, 4 x 262K 22.6 / 25.9, 4 x 32K 16.7 / 15.4; one row stays at 8,
+    // 1 x 32K 16.4 / 15.1; 8 x 32K at 16 needs a second wave, 28.4 / 15.6).
     case arch::target::sm90:
-      return {512, 8, 1024, 32, 8, 1024, 512};
+      return {512, 8, 1024, 32, 8, 1024, 512, 4, 16};
     // 1024 blocks: about four of 512 threads on every CU of an MI355X; not measured. No clusters
     // on AMD.
     case arch::target::gfx950:
-      return {512, 8, 1024, 32, 0, 512, 0};
+      return {512, 8, 1024, 32, 0, 512, 0, 0, 0};
     default:
-      return {512, 8, 1024, 32, 0, 512, 0};  // generic: not measured; clusters need sm90
+      return {512, 8, 1024, 32, 0, 512, 0, 0, 0};  // generic: not measured; clusters need sm90
   }
 }
 
