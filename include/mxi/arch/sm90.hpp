@@ -341,6 +341,7 @@ struct tile_scorer {
   const float* weight_e4m3;
   const float* q_scale;
   const float* row_scale;  // 2^(149 - k) a row (integer path)
+  float first_row_scale;   // row_scale[0], held for one-row scoring (score<Tile, 1>)
   int cols;
   int rows;
   bool integer;  // the rows fold to int8
@@ -491,22 +492,25 @@ struct tile_scorer {
     weight_e4m3 = w8;
     q_scale = qs;
     row_scale = scales;
+    first_row_scale = scales[0];
   }
 
   /// Scores the tile's 64 keys against every loaded row; calls out(row, key, score) on one lane
   /// per (row, key), twice for a key of a flagged tile whose rows take the integer path: the
   /// integer pass scores every key, then the e4m3 pass rescores the keys that do not fold, on the
   /// same lane (so the second value stands). The two passes never hold their operands at once,
-  /// which keeps the integer loop free of spills.
-  template <class Tile, class Out>
+  /// which keeps the integer loop free of spills. Rows > 0 promises that many rows were loaded,
+  /// so that a loop of tiles around score<Tile, 1> holds what a row needs across its tiles.
+  template <class Tile, int Rows = 0, class Out>
   MXI_DEVICE void score(const key_tile& tile, int /*n0*/, Out&& out) const {
     if (integer) {
-      score_integer<Tile>(tile, out);
+      score_integer<Tile, Rows>(tile, out);
       if (!tile.flagged) return;
     }
     if (folded)
-      score_e4m3<Tile, true>(tile, out);
-    else score_e4m3<Tile, false>(tile, out);
+      score_e4m3<Tile, true, Rows>(tile, out);
+    else
+      score_e4m3<Tile, false, Rows>(tile, out);
   }
 
  private:
@@ -599,14 +603,14 @@ struct tile_scorer {
   }
 
   /// Every key, or after the integer pass only the keys that do not fold (factor 0).
-  template <class Tile, bool Folded, class Out>
+  template <class Tile, bool Folded, int Rows, class Out>
   MXI_DEVICE void score_e4m3(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
     const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
     const float* factors = key_factors(tile);
     const bool mine0 = !integer || factors[r0] == 0.0f, mine1 = !integer || factors[r1] == 0.0f;
 #pragma unroll 1
-    for (int i = 0; i < rows; ++i) {
+    for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
       float p0, p1;
       row_e4m3<Folded>(o, i, p0, p1);
       quad_sum(p0, p1);
@@ -684,7 +688,7 @@ struct tile_scorer {
     }
   }
 
-  template <class Tile, class Out>
+  template <class Tile, int Rows, class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
     const auto [t, r0, r1] = thread_keys();
     // Block t of each key, u8 with its own shift (prepare_key): the shift picks the table.
@@ -708,11 +712,11 @@ struct tile_scorer {
     // 0 where the key does not fold: score's e4m3 pass then rewrites it.
     const float kf0 = factors[r0], kf1 = factors[r1];
 #pragma unroll 1
-    for (int i = 0; i < rows; ++i) {
+    for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
       float p0, p1;
       row_integer(a, i, p0, p1);
       quad_sum(p0, p1);
-      const float g = row_scale[i];
+      const float g = Rows == 1 ? first_row_scale : row_scale[i];
       if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
     }
   }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
@@ -243,23 +244,44 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers>::threads,
       loaded_row = it.first;
     }
     float* out = a.out + (it.first - a.row_begin) * a.ld;
-    for (; mine < end; mine += config::consumers) {
-      const int k0 = it.k_begin + static_cast<int>(mine - first_tile) * keys;
-      arch::barrier_wait(ready + mine % stages, parity(mine));
-      const unsigned char* base = stage_of(mine);
-      if (item_limit > k0) {
-        const bool flagged = *reinterpret_cast<const uint32_t*>(base + smem_t::flags_offset) != 0u;
-        const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), nullptr, base + smem_t::prepared_offset,
-                                  flagged};
-        scorer.template score<tile_t>(tile, 0, [&](int r, int n, float v) {
-          int row_limit = limit[0];  // limit[r] by selects: no local-memory array
+    // The item's tiles, with its row count a constant: what a row needs (its bias operand, scale
+    // and limit) then stays in registers from tile to tile, where a run-time row loop remade it
+    // every tile (bench_logits on the H200: decode 64 x 32K 101 -> 96 us, next_n 2 151 -> 146 us,
+    // prefill 32K 18.3 -> 17.9 ms).
+    const auto score_tiles = [&](auto rows) {
+      for (; mine < end; mine += config::consumers) {
+        const int k0 = it.k_begin + static_cast<int>(mine - first_tile) * keys;
+        arch::barrier_wait(ready + mine % stages, parity(mine));
+        const unsigned char* base = stage_of(mine);
+        if (item_limit > k0) {
+          const bool flagged =
+              *reinterpret_cast<const uint32_t*>(base + smem_t::flags_offset) != 0u;
+          const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), nullptr,
+                                    base + smem_t::prepared_offset, flagged};
+          scorer.template score<tile_t, decltype(rows)::value>(tile, 0, [&](int r, int n, float v) {
+            int row_limit = limit[0];  // limit[r] by selects: no local-memory array
 #pragma unroll
-          for (int i = 1; i < scorer_t::max_rows; ++i) row_limit = r == i ? limit[i] : row_limit;
-          if (k0 + n < row_limit) out[r * a.ld + k0 + n] = v;
-        });
+            for (int i = 1; i < scorer_t::max_rows; ++i) row_limit = r == i ? limit[i] : row_limit;
+            if (k0 + n < row_limit) out[r * a.ld + k0 + n] = v;
+          });
+        }
+        platform::wave_barrier<arch::sm90::wave_size>();  // the warp's reads of the stage are done
+        if (lane == 0) arch::barrier_arrive(empty + mine % stages);
       }
-      platform::wave_barrier<arch::sm90::wave_size>();  // the warp's reads of the stage are done
-      if (lane == 0) arch::barrier_arrive(empty + mine % stages);
+    };
+    static_assert(scorer_t::max_rows == 4, "one call a row count");
+    switch (it.rows) {
+      case 1:
+        score_tiles(std::integral_constant<int, 1>{});
+        break;
+      case 2:
+        score_tiles(std::integral_constant<int, 2>{});
+        break;
+      case 3:
+        score_tiles(std::integral_constant<int, 3>{});
+        break;
+      default:
+        score_tiles(std::integral_constant<int, 4>{});
     }
   }
 #endif
