@@ -300,6 +300,31 @@ struct plan_item {
   }
 };
 
+/// The columns each of `rows` (at most MaxRows) consecutive rows from `first` writes in an item
+/// (plan_item::row_end), and the largest of them.
+template <int MaxRows>
+struct row_limits {
+  int limit[MaxRows];
+  int largest = 0;
+  template <class KeyMap>
+  MXI_DEVICE row_limits(const plan_item& it, const paged_logits_args& a, const KeyMap& map,
+                        int64_t first, int rows) {
+#pragma unroll
+    for (int i = 0; i < MaxRows; ++i) {
+      limit[i] = i < rows ? it.row_end(a, map, first + i) : 0;
+      largest = max(largest, limit[i]);
+    }
+  }
+  /// Row r's limit, by selects: an index the compiler cannot see would put the array in local
+  /// memory.
+  MXI_DEVICE int operator[](int r) const {
+    int l = limit[0];
+#pragma unroll
+    for (int i = 1; i < MaxRows; ++i) l = r == i ? limit[i] : l;
+    return l;
+  }
+};
+
 #endif  // MXI_GPU_COMPILER
 
 }  // namespace detail

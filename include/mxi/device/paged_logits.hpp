@@ -175,19 +175,8 @@ __global__ __launch_bounds__(
       // This unit's rows and the columns each writes.
       const int64_t set_row = first + set * max_rows;
       const int set_rows = min(max_rows, plan.rows[lo] - set * max_rows);
-      int limit[max_rows];
-      int set_limit = 0;
-#pragma unroll
-      for (int i = 0; i < max_rows; ++i) {
-        limit[i] = i < set_rows ? it.row_end(a, map, set_row + i) : 0;
-        set_limit = max(set_limit, limit[i]);
-      }
-      const auto row_limit = [&](int r) {  // limit[r] by selects: no local-memory array
-        int l = limit[0];
-#pragma unroll
-        for (int j = 1; j < max_rows; ++j) l = r == j ? limit[j] : l;
-        return l;
-      };
+      const row_limits<max_rows> limits(it, a, map, set_row, set_rows);
+      const int set_limit = limits.largest;
       if (set_limit > k_begin && set_row != loaded_row) {
         const int64_t qh = set_row * a.num_heads;
         scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks,
@@ -227,7 +216,7 @@ __global__ __launch_bounds__(
               const int s0 = k0 + u * stride;
               if (s0 <= last) {  // not a break: see above
                 scorer.score(ring[u], [&](int r, int n, float v) {
-                  if (s0 + n < row_limit(r)) out_set[r * a.ld + s0 + n] = v;
+                  if (s0 + n < limits[r]) out_set[r * a.ld + s0 + n] = v;
                 });
               }
               ring[u] = fetch(s0 + ahead * stride);
@@ -280,7 +269,7 @@ __global__ __launch_bounds__(
                  n0 += slices * scorer_t::step_keys) {
               if (k0 + n0 >= set_limit) break;
               scorer.template score<tile_t>(tile, n0, [&](int r, int n, float v) {
-                if (k0 + n < row_limit(r)) out_set[r * a.ld + k0 + n] = v;
+                if (k0 + n < limits[r]) out_set[r * a.ld + k0 + n] = v;
               });
             }
           }

@@ -233,13 +233,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
     if (mine >= end) continue;
     // The item's rows (at most scorer_t::max_rows: the host keeps group <= 4) and the columns each
     // writes.
-    int limit[scorer_t::max_rows];
-    int item_limit = 0;
-#pragma unroll
-    for (int i = 0; i < scorer_t::max_rows; ++i) {
-      limit[i] = i < it.rows ? it.row_end(a, map, it.first + i) : 0;
-      item_limit = max(item_limit, limit[i]);
-    }
+    const row_limits<scorer_t::max_rows> limits(it, a, map, it.first, it.rows);
+    const int item_limit = limits.largest;
     if (item_limit > it.k_begin && it.first != loaded_row) {
       const int64_t qh = it.first * a.num_heads;
       scorer.load(a.q_values + qh * (shape::head_dim / 2), a.q_scales + qh * shape::blocks, a.weights + qh,
@@ -262,10 +257,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
           const arch::key_tile tile{reinterpret_cast<const uint32_t*>(base), nullptr,
                                     base + smem_t::prepared_offset, flagged};
           scorer.template score<tile_t, decltype(rows)::value>(tile, 0, [&](int r, int n, float v) {
-            int row_limit = limit[0];  // limit[r] by selects: no local-memory array
-#pragma unroll
-            for (int i = 1; i < scorer_t::max_rows; ++i) row_limit = r == i ? limit[i] : row_limit;
-            if (k0 + n < row_limit) out[r * a.ld + k0 + n] = v;
+            if (k0 + n < limits[r]) out[r * a.ld + k0 + n] = v;
           });
         }
         platform::wave_barrier<arch::sm90::wave_size>();  // the warp's reads of the stage are done
