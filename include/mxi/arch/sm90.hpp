@@ -7,8 +7,9 @@
 // whole D = 128 dot product is four chained wgmma.u8.s8 (K = 32 each) into one s32 accumulator,
 // which a fifth wgmma (a constant A against a bias chunk of B) starts at -48 * (sum of the head's
 // int8 query column): the accumulator ends at the exact dot (|dot| <= 128 * 96 * 96 < 2^21).
-// Each 32 heads take such a chain of their own, its own commit group, so that the epilogue of
-// the first 32 runs while the tensor cores work on the next.
+// Where several rows share a tile, each 32 heads take such a chain of their own, its own commit
+// group, so that the epilogue of the first 32 runs while the tensor cores work on the next; a
+// lone row's heads are one chain.
 // Queries fold per head as int8 2 * code * 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129)
 // moving into the head weight; 2^(low_k - 127) multiplies the head sum once per key. Taken when
 // every head of the unit's rows folds, its weight lies in [2^-32, 2^32] (or is 0), so no fp32
@@ -313,7 +314,13 @@ struct tile_scorer {
   }
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: heads a partial-sum set
-  static constexpr int chain = 32;  ///< integer path: columns a wgmma chain (its own commit group)
+  /// Integer path: columns a wgmma chain (its own commit group). Where several rows share a
+  /// tile (Rows != 1), chains of 32 let the first chain's epilogue run while the tensor cores
+  /// work on the next; one row takes all n in one chain, which issues half the wgmma and
+  /// descriptor instructions (bench_logits on the H200: decode 64 x 32K 94.4 -> 92.8 us, and
+  /// prefill 8K 1510 -> 1530 us with one chain for every row count).
+  template <int Rows>
+  static constexpr int chain = Rows == 1 ? n : 32;
   static constexpr int n8 = 32;     ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
@@ -628,7 +635,9 @@ struct tile_scorer {
 
   /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum), scaled
   /// by 2^(k - 149) (see the file comment).
+  template <int Rows>
   MXI_DEVICE void row_integer(const uint32_t (&a)[4][4], int i, float& p0, float& p1) const {
+    constexpr int chain = tile_scorer::chain<Rows>;
     const int t = static_cast<int>(threadIdx.x) & 3;
     uint32_t bias[4];
     bias_operand(bias, t);
@@ -645,9 +654,8 @@ struct tile_scorer {
       const uint32_t low = b_int_low + static_cast<uint32_t>(col0) * 2u;
       const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
       const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
-      // The n columns in chains of `chain`, each its own commit group: the first chain's
-      // epilogue runs while the tensor cores work on the next. Each partial sum still takes its
-      // heads in the same order, so the bits do not change.
+      // The n columns in chains of `chain`, each its own commit group. Each partial sum takes
+      // its heads in the same order whatever the chains, so the bits do not change.
       constexpr int chains = n / chain;
       int32_t d[chains][chain / 2];
       wgmma_fence();
@@ -714,7 +722,7 @@ struct tile_scorer {
 #pragma unroll 1
     for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
       float p0, p1;
-      row_integer(a, i, p0, p1);
+      row_integer<Rows>(a, i, p0, p1);
       quad_sum(p0, p1);
       const float g = Rows == 1 ? first_row_scale : row_scale[i];
       if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site

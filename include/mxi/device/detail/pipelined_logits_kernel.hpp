@@ -179,14 +179,24 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
                p += arch::sm90::wave_size)
             pages[p] = min(max(table[first_page + p], 0), last_page);
           platform::wave_barrier<arch::sm90::wave_size>();
-          for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j, at.next(a.block_size)) {
-            if (j % 2 != mine) continue;
+          // This warp's tiles of the item: every other one from the first of its parity.
+          const uint32_t item_end = j + static_cast<uint32_t>(it.tiles(it.k_end));
+          int k0 = it.k_begin;
+          if (j % 2 != mine) {
+            ++j;
+            k0 += keys;
+            at.next(a.block_size);
+          }
+          for (; j < item_end; j += 2, k0 += 2 * keys) {
             if (j >= stages) arch::barrier_wait(empty + j % stages, parity(j) ^ 1u);
             arch::fence_proxy_async();  // the consumer's reads of this stage come first
             arch::stage_dense_tile<Layout>(
                 stage_of(j), a.cache, a.page_stride, a.block_size, at, min(it.k_end - k0, keys),
                 [&](int p) { return pages[p - first_page]; }, full + j % stages, policy);
+            at.next(a.block_size);
+            at.next(a.block_size);
           }
+          j = item_end;
         }
       }
     } else {  // the key preparation: warp w takes tiles j = w - 1 (mod 2), a thread two keys
@@ -194,8 +204,11 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
         const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
-        for (int k0 = it.k_begin; k0 < it.k_end; k0 += keys, ++j) {
-          if (j % preparers != static_cast<uint32_t>(warp - 1)) continue;
+        // This warp's tiles of the item: every other one from the first of its parity.
+        const uint32_t item_begin = j, item_end = j + static_cast<uint32_t>(it.tiles(it.k_end));
+        for (j += (static_cast<uint32_t>(warp - 1) + preparers - j % preparers) % preparers;
+             j < item_end; j += preparers) {
+          const int k0 = it.k_begin + static_cast<int>(j - item_begin) * keys;
           arch::barrier_wait(full + j % stages, parity(j));
           unsigned char* base = stage_of(j);
           bool flag = false;
@@ -210,6 +223,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
           if (lane == 0) *reinterpret_cast<uint32_t*>(base + smem_t::flags_offset) = any ? 1u : 0u;
           arch::barrier_arrive(ready + j % stages);
         }
+        j = item_end;
       }
     }
     return;
