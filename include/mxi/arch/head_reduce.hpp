@@ -44,6 +44,20 @@ MXI_DEVICE float lane_head_sum(float share) {
   return share;
 }
 
+/// Two keys' shares summed over the `Lanes` lanes l ^ j, j < Lanes, that hold both keys' heads:
+/// the lanes with l & 1 == 0 end with key 0's sum, the others with key 1's, the bits of
+/// lane_head_sum<WaveSize, 1, Lanes> on each key in half the shuffles (the first exchange sends
+/// each lane the share it keeps of the pair's other key).
+template <int WaveSize, int Lanes>
+MXI_DEVICE float lane_head_sum_pair(float share0, float share1, int lane) {
+  static_assert(Lanes >= 2 && (Lanes & (Lanes - 1)) == 0 && Lanes <= WaveSize, "2, 4, ... lanes");
+  const bool odd = (lane & 1) != 0;
+  float share = (odd ? share1 : share0) + platform::shuffle_xor<WaveSize>(odd ? share0 : share1, 1);
+#pragma unroll
+  for (int s = 2; s < Lanes; s *= 2) share += platform::shuffle_xor<WaveSize>(share, s);
+  return share;
+}
+
 #endif  // MXI_GPU_COMPILER
 
 }  // namespace mxi::arch

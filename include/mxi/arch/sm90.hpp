@@ -47,7 +47,8 @@
 //
 // Accumulator (m64nN): thread (w, 4g + t) holds d[4j + {0, 1}] = (row 16w + g, cols 8j + 2t,
 // 8j + 2t + 1) and d[4j + {2, 3}] = (row 16w + g + 8, same cols): a key's heads sit in a thread's
-// registers plus its 4-lane quad, so the head sum is two shuffles, in a fixed order.
+// registers plus its 4-lane quad, so the head sum is two shuffles, in a fixed order (for the
+// thread's two keys at once: arch::lane_head_sum_pair).
 #pragma once
 
 #include <cstdint>
@@ -559,10 +560,10 @@ struct tile_scorer {
     return {lane & 3, r0, r0 + 8};
   }
 
-  /// Sums a key pair's terms over the 4 lanes of a quad (every lane gets the same bits).
-  MXI_DEVICE static void quad_sum(float& p0, float& p1) {
-    p0 = lane_head_sum<wave_size, 1, 4>(p0);
-    p1 = lane_head_sum<wave_size, 1, 4>(p1);
+  /// Sums a key pair's terms over the 4 lanes of a quad: lanes t = 0, 2 end with key r0's sum,
+  /// t = 1, 3 with key r1's.
+  MXI_DEVICE static float quad_sum(float p0, float p1) {
+    return lane_head_sum_pair<wave_size, 4>(p0, p1, static_cast<int>(threadIdx.x));
   }
 
   /// e4m3 path: row i's two keys of this thread, sum over heads (before the quad sum).
@@ -615,16 +616,14 @@ struct tile_scorer {
     const auto [t, r0, r1] = thread_keys();
     const e4m3_operands o = e4m3_operands_of<Tile>(tile, r0, r1, t);
     const float* factors = key_factors(tile);
-    const bool mine0 = !integer || factors[r0] == 0.0f, mine1 = !integer || factors[r1] == 0.0f;
+    const int key = t == 0 ? r0 : r1;  // lane t < 2 writes key r_t
+    const bool mine = t < 2 && (!integer || factors[key] == 0.0f);
 #pragma unroll 1
     for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
       float p0, p1;
       row_e4m3<Folded>(o, i, p0, p1);
-      quad_sum(p0, p1);
-      if (t == 0 && mine0)
-        out(i, r0, p0);
-      else if (t == 1 && mine1)
-        out(i, r1, p1);
+      const float p = quad_sum(p0, p1);
+      if (mine) out(i, key, p);
     }
   }
 
@@ -717,15 +716,17 @@ struct tile_scorer {
       a[j][2] = x0.hi;
       a[j][3] = x1.hi;
     }
-    // 0 where the key does not fold: score's e4m3 pass then rewrites it.
-    const float kf0 = factors[r0], kf1 = factors[r1];
+    // Lane t < 2 writes key r_t; its factor is 0 where the key does not fold: score's e4m3 pass
+    // then rewrites it.
+    const int key = t == 0 ? r0 : r1;
+    const float factor = factors[key];
 #pragma unroll 1
     for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
       float p0, p1;
       row_integer<Rows>(a, i, p0, p1);
-      quad_sum(p0, p1);
       const float g = Rows == 1 ? first_row_scale : row_scale[i];
-      if (t < 2) out(i, t == 0 ? r0 : r1, t == 0 ? p0 * g * kf0 : p1 * g * kf1);  // one store site
+      const float p = quad_sum(p0, p1);
+      if (t < 2) out(i, key, p * g * factor);
     }
   }
 };
