@@ -9,7 +9,7 @@
 // int8 query column): the accumulator ends at the exact dot (|dot| <= 128 * 96 * 96 < 2^21).
 // Where several rows share a tile, each 32 heads take such a chain of their own, its own commit
 // group, so that the epilogue of the first 32 runs while the tensor cores work on the next; a
-// lone row's heads are one chain.
+// lone row takes up to 64 heads a chain.
 // Queries fold per head as int8 2 * code * 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129)
 // moving into the head weight; 2^(low_k - 127) multiplies the head sum once per key. Taken when
 // every head of the unit's rows folds, its weight lies in [2^-32, 2^32] (or is 0), so no fp32
