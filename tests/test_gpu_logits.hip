@@ -417,6 +417,20 @@ TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits
   }
 }
 
+TEST_CASE("GPU logits: many tiles a block, its rings lapped many times", "[gpu][logits][large]") {
+  // Each block's producer and consumer warps lap the sm90 kernel's ring dozens of times at their
+  // own paces: a barrier wait that let one of them through a phase early (the parity waits cannot
+  // tell phases two apart) scores a stale tile, or hangs. Session 19's variant with four
+  // producer warps and three consumers passed every smaller case here and hung on the bench.
+  REQUIRE_GPU();
+  for (const arch::target target : targets_here())
+    for (const int next_n : {1, 2}) {
+      testing::workload_spec s = testing::decode_spec(40, 9000, next_n, 70 + next_n);
+      INFO(name_of(target) << " next_n " << next_n);
+      check_dense(testing::make_workload(s), target);
+    }
+}
+
 TEST_CASE("GPU logits: query rows whose block scales spread past the e4m3 fold", "[gpu][logits]") {
   REQUIRE_GPU();
   testing::workload_spec s = testing::decode_spec(2, 300, 3, 9);
