@@ -417,7 +417,7 @@ TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits
   }
 }
 
-TEST_CASE("GPU logits: many tiles a block, its rings lapped many times", "[gpu][logits][large]") {
+TEST_CASE("GPU logits: many tiles a block, its ring lapped many times", "[gpu][logits][large]") {
   // Each block's producer and consumer warps lap the sm90 kernel's ring dozens of times at their
   // own paces: a barrier wait that let one of them through a phase early (the parity waits cannot
   // tell phases two apart) scores a stale tile, or hangs. Session 19's variant with four
