@@ -7,10 +7,12 @@
 // these figures did before session 14), random N(0,1) rows; bytes/s counts one read of the scores.
 //
 // Variants: position / score take the device's tuned path (on sm90 position order: the cluster
-// select, device/detail/topk_cluster_kernel.hpp); position_one_block forces the one-block kernel
-// with the passes (the path before clusters); position_cluster_cN forces N blocks a row and
-// position_cluster_t512 512-thread cluster blocks on every shape (the tuned blocks have 1024, or
-// 512 where the rows need a second wave and fit them; sm90 only; they tune topk_tuned's numbers).
+// select, device/detail/topk_cluster_kernel.hpp); position_equal_rows the same on rows whose
+// scores are all 0 (every key one bin: the ties' worst case); position_one_block forces the
+// one-block kernel with the passes (the path before clusters); position_cluster_cN forces N blocks
+// a row and position_cluster_t512 512-thread cluster blocks on every shape (the tuned blocks have
+// 1024, or 512 where the rows need a second wave and fit them; sm90 only; they tune topk_tuned's
+// numbers).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -54,7 +56,7 @@ using cluster_512_threads =
 
 template <class Launch>
 void bench_topk(benchmark::State& state, output_order order, Launch launch_topk,
-                bool memset_flush = false) {
+                bool memset_flush = false, bool equal_rows = false) {
   if (!mxi::testing::gpu_present()) {
     state.SkipWithError("no GPU");
     return;
@@ -65,7 +67,7 @@ void bench_topk(benchmark::State& state, output_order order, Launch launch_topk,
   std::vector<float> host(static_cast<size_t>(rows * cols));
   std::mt19937_64 rng(1);
   std::normal_distribution<float> normal;
-  for (float& x : host) x = normal(rng);
+  for (float& x : host) x = equal_rows ? 0.0f : normal(rng);
   device_buffer<float> scores(host);
   device_buffer<int32_t> lengths(std::vector<int32_t>(static_cast<size_t>(rows), static_cast<int32_t>(cols)));
   device_buffer<int32_t> out(static_cast<size_t>(rows * k));
@@ -124,6 +126,8 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK_CAPTURE(bench_topk, position, output_order::position, tuned{})->Apply(shapes);
+BENCHMARK_CAPTURE(bench_topk, position_equal_rows, output_order::position, tuned{}, false, true)
+    ->Apply(decode_shapes);
 BENCHMARK_CAPTURE(bench_topk, position_memset, output_order::position, tuned{}, true)
     ->Apply(shapes);
 BENCHMARK_CAPTURE(bench_topk, score, output_order::score, tuned{})->Apply(shapes);

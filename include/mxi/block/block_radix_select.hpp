@@ -43,23 +43,25 @@ struct key_row {
 
 namespace detail {
 
-/// Adds a run of equal digits with one shared atomic: heavy ties (all-equal rows, many exact
-/// zeros) would otherwise serialize the block on one bin.
-struct run_counter {
-  uint32_t* hist;
-  uint32_t bin = 0, count = 0;
-  MXI_DEVICE void add(uint32_t b) {
-    if (b != bin && count != 0) {
-      atomicAdd(&hist[bin], count);
-      count = 0;
-    }
-    bin = b;
-    ++count;
+/// Adds a vector's four digits (-1: not counted) to the histogram, one shared atomic a key. Where
+/// the four fall in one bin and so do those of every lane beside it (ties: all-equal rows, runs of
+/// zeros), one atomic adds them all: the atomics of a wave on one address serialize. Random rows
+/// almost never take that branch, so they pay three compares a vector for it; a thread's runs of
+/// equal digits counted apart cost about a dozen instructions and two branches a key.
+MXI_DEVICE void count_vector(uint32_t* hist, const int (&digit)[4]) {
+  if (digit[0] >= 0 && digit[0] == digit[1] && digit[0] == digit[2] && digit[0] == digit[3]) {
+    int lanes = 0;
+    bool first = false;
+    if (!platform::active_lanes_agree(static_cast<uint32_t>(digit[0]), lanes, first))
+      atomicAdd(&hist[digit[0]], 4u);
+    else if (first)
+      atomicAdd(&hist[digit[0]], 4u * static_cast<uint32_t>(lanes));
+    return;
   }
-  MXI_DEVICE void flush() {
-    if (count != 0) atomicAdd(&hist[bin], count);
-  }
-};
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (digit[j] >= 0) atomicAdd(&hist[digit[j]], 1u);
+}
 
 MXI_DEVICE void unpack(const uint4& v, uint32_t (&w)[4]) {
   w[0] = v.x;
@@ -176,7 +178,6 @@ class block_radix_select {
     const int tid = static_cast<int>(threadIdx.x);
     const int spanned = row.vector_count();
     constexpr int batch = 4;
-    detail::run_counter run{hist};
     for (int base = 0; base < spanned; base += batch * Threads) {
       uint4 raw[batch];
 #pragma unroll
@@ -192,16 +193,15 @@ class block_radix_select {
         if (!counted) continue;
         uint32_t w[4];
         detail::unpack(raw[i], w);
+        int digit[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const int c = 4 * v + j - row.offset;
-          const int digit = digit_of(w[j]);
-          if (static_cast<unsigned>(c) < static_cast<unsigned>(row.n) && digit >= 0)
-            run.add(static_cast<uint32_t>(digit));
+          digit[j] = static_cast<unsigned>(c) < static_cast<unsigned>(row.n) ? digit_of(w[j]) : -1;
         }
+        detail::count_vector(hist, digit);
       }
     }
-    run.flush();
     __syncthreads();
   }
 

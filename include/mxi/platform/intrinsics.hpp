@@ -140,6 +140,28 @@ MXI_DEVICE T group_shuffle_idx(T v, int src_lane) {
 #endif
 }
 
+/// Among the lanes of the hardware wave that reach this call together (divergent code: any
+/// subset), whether all hold the first one's `value`; if so, `lanes` is how many they are and
+/// `first` tells the first lane itself. Wave-size agnostic: it spans the hardware's wave (a warp
+/// on NVIDIA, also in wave64-emulation builds), not a kernel's WaveSize.
+MXI_DEVICE bool active_lanes_agree(uint32_t value, int& lanes, bool& first) {
+#if MXI_PLATFORM_HIP
+  const uint64_t active = __ballot(1);
+  const auto lead = static_cast<uint32_t>(__builtin_amdgcn_readfirstlane(static_cast<int>(value)));
+  if (static_cast<uint64_t>(__ballot(value == lead)) != active) return false;
+  lanes = __popcll(active);
+  first = static_cast<int>(__lane_id()) == __ffsll(static_cast<unsigned long long>(active)) - 1;
+#else
+  const unsigned active = __activemask();
+  const int leader = __ffs(active) - 1;
+  const uint32_t lead = __shfl_sync(active, value, leader);
+  if (__ballot_sync(active, value == lead) != active) return false;
+  lanes = __popc(active);
+  first = static_cast<int>(threadIdx.x % 32) == leader;
+#endif
+  return true;
+}
+
 /// Orders the lanes of one wave (memory and execution) where the vendor needs it.
 template <int WaveSize>
 MXI_DEVICE void wave_barrier() {
