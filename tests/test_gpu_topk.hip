@@ -525,15 +525,38 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   REQUIRE(plan(32, 131072).blocks == 4);
 }
 
-TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candidates]") {
+/// A row's request and length for candidate prep, as a test gives them (request r for row r).
+struct given_rows {
+  const int32_t* visible;
+  MXI_DEVICE device::row_info locate(int64_t t, int*) const {
+    return device::row_info{static_cast<int32_t>(t), visible[t]};
+  }
+};
+
+TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids, and resolves each column's slot",
+          "[gpu][candidates]") {
   REQUIRE_GPU();
+  // Rows given as they are (given_rows), or located in a batch of one token a request whose
+  // lengths give the same visible lengths (batch_rows, as the backend runs it beside row_info),
+  // all rows or from the third on.
+  const int source = GENERATE(0, 1, 2);
+  const int first = source == 2 ? 2 : 0;
+  INFO("source " << source);
   std::mt19937_64 rng(13);
   for (int ncb : {1, 7, 300, 600, 2000, 4096}) {
     const int cbs = ncb % 2 ? 8 : 5;
-    const int rows = 9;
-    std::vector<int32_t> visible(rows), ids(static_cast<size_t>(rows) * ncb);
+    const int bs = ncb % 3 ? 64 : 16;
+    const int rows = 9, max_visible = 40000, num_pages = 3000;
+    const int64_t table_stride = (max_visible + bs - 1) / bs;
+    std::vector<int32_t> visible(rows), ids(static_cast<size_t>(rows) * ncb), starts(rows + 1);
+    std::vector<int32_t> table(static_cast<size_t>(rows * table_stride));
+    for (int32_t& page : table) {
+      const uint64_t u = rng() % 50;  // a few ids out of range: clamped
+      page = u == 0 ? -3 : u == 1 ? num_pages + 7 : static_cast<int32_t>(rng() % num_pages);
+    }
     for (int r = 0; r < rows; ++r) {
-      visible[r] = r == 0 ? -1 : r == 1 ? 0 : static_cast<int32_t>(rng() % 40000);
+      starts[r] = r;
+      visible[r] = r == 0 ? -1 : r == 1 ? 0 : static_cast<int32_t>(rng() % max_visible);
       const int64_t live = (visible[r] + cbs - 1) / cbs;
       for (int i = 0; i < ncb; ++i) {
         const uint64_t u = rng() % 10;
@@ -541,16 +564,37 @@ TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candi
                                                               : static_cast<int32_t>(rng() % (live + 1));
       }
     }
-    device_buffer<int32_t> d_ids(ids), d_visible(visible);
-    device_buffer<int32_t> prepared(ids.size()), counts(rows);
+    starts[rows] = rows;
+    const int64_t columns = int64_t{ncb} * cbs, launched = rows - first;
+    device_buffer<int32_t> d_ids(ids), d_visible(visible), d_starts(starts), d_table(table);
+    device_buffer<int32_t> prepared(ids.size()), counts(rows),
+        slots(static_cast<size_t>(launched * columns * 2));
     prepared.fill_bytes(0x7F);
     counts.fill_bytes(0x7F);
-    gpu_check(device::launch_candidate_prep(d_ids.data(), ncb, rows, ncb, cbs,
-                                            device::int_lengths{d_visible.data()}, 40000,
-                                            prepared.data(), ncb, counts.data(), nullptr),
-              "launch_candidate_prep");
-    const std::vector<int32_t> got = prepared.download(), got_counts = counts.download();
-    for (int r = 0; r < rows; ++r) {
+    slots.fill_bytes(0x7F);
+    device::candidate_slot_sink sink;
+    sink.pairs = slots.data();
+    sink.block_table = d_table.data() + first * table_stride;
+    sink.block_table_stride = table_stride;
+    sink.block_size = bs;
+    sink.num_pages = num_pages;
+    const auto prep = [&](auto row_source) {
+      gpu_check(device::launch_candidate_prep(
+                    d_ids.data() + first * ncb, ncb, launched, ncb, cbs, row_source, max_visible,
+                    prepared.data() + first * ncb, ncb, counts.data() + first, nullptr, sink),
+                "launch_candidate_prep");
+    };
+    if (source == 0) {
+      prep(given_rows{d_visible.data()});
+    } else {
+      // One token a request, so seq_lens = visible gives each row its length (compress ratio
+      // 1); requests are counted from the batch's first, and so is the table.
+      sink.block_table = d_table.data();
+      prep(device::batch_rows{d_starts.data(), d_visible.data(), rows, 1, first});
+    }
+    const std::vector<int32_t> got = prepared.download(), got_counts = counts.download(),
+                               got_slots = slots.download();
+    for (int r = first; r < rows; ++r) {
       std::vector<int32_t> live;
       for (int i = 0; i < ncb; ++i) {
         const int64_t b = ids[r * ncb + i];
@@ -559,8 +603,21 @@ TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids", "[gpu][candi
       std::sort(live.begin(), live.end());
       live.erase(std::unique(live.begin(), live.end()), live.end());
       const int32_t count = static_cast<int32_t>(live.size());
-      live.resize(static_cast<size_t>(ncb), -1);
       INFO("ncb " << ncb << " row " << r);
+      for (int64_t c = 0; c < columns; ++c) {
+        int32_t page = 0, token = -1;
+        if (c / cbs < count) {
+          const int64_t pos = int64_t{live[c / cbs]} * cbs + c % cbs;
+          if (pos < visible[r]) {
+            page = std::clamp(table[r * table_stride + pos / bs], 0, num_pages - 1);
+            token = static_cast<int32_t>(pos % bs);
+          }
+        }
+        const int64_t at = 2 * ((r - first) * columns + c);
+        REQUIRE(got_slots[at] == page);
+        REQUIRE(got_slots[at + 1] == token);
+      }
+      live.resize(static_cast<size_t>(ncb), -1);
       REQUIRE(std::equal(live.begin(), live.end(), got.begin() + r * ncb));
       REQUIRE(got_counts[r] == count);
     }

@@ -5,8 +5,8 @@
 //
 // Entry A: row_info, then per chunk of rows: dense logits (into the caller's logits buffer when
 // given, else a workspace buffer), top-k, and optionally candidate publish (block keys, then the
-// same select over them). Entry B: row_info, candidate prep for every row, then per chunk:
-// candidate logits (compact rows), top-k. Chunks bound the per-row scratch to chunk_budget.
+// same select over them). Entry B: row_info, then per chunk: candidate prep, candidate logits
+// (compact rows), top-k. Chunks bound the per-row scratch to chunk_budget.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -281,9 +281,19 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   const int ncb = a.candidates.num_blocks, cbs = a.candidates.block_size;
   int32_t* ids = ws.prepared;
   int32_t* counts = ws.prepared + p.tokens * ncb;
-  MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(
-      a.candidates.blocks, a.candidates.stride, p.tokens, ncb, cbs,
-      device::visible_lengths{ws.rows}, a.max_model_len, ids, ncb, counts, stream));
+  // Each chunk's prep runs beside the kernel before it (row_info, or the last chunk's select),
+  // locating its rows in the batch itself, and writes the columns' slots where the logits kernel
+  // stages from them; the plan runs beside the prep, so row_info, prep and plan overlap.
+  bool slots_wanted = false;
+  MXI_GPU_RETURN_IF_ERROR(device::candidate_slots_wanted(&slots_wanted));
+  device::candidate_slot_sink sink;
+  sink.pairs = slots_wanted ? device::candidate_slots_in(ws.logits_plan, p.chunk_rows,
+                                                         a.requests.num_requests)
+                            : nullptr;
+  sink.block_table = a.requests.block_table;
+  sink.block_table_stride = a.requests.block_table_stride;
+  sink.block_size = a.cache.block_size;
+  sink.num_pages = a.cache.num_pages;
 
   device::paged_logits_args logits =
       device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
@@ -291,11 +301,19 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   logits.candidate_stride = ncb;
   logits.candidate_counts = counts;
   logits.candidate_block_size = cbs;
+  logits.candidate_slots = sink.pairs;
+  logits.plan_beside_prior = true;  // prep writes nothing the plan reads, nor the plan's words
   logits.out = ws.scores;
   logits.ld = p.ld;
   logits.width = p.width;
   for (int64_t begin = 0; begin < p.tokens; begin += p.chunk_rows) {
     const int64_t rows = std::min(p.chunk_rows, p.tokens - begin);
+    const device::batch_rows located{a.requests.query_start_loc, a.requests.seq_lens,
+                                     a.requests.num_requests, a.compress_ratio, begin};
+    MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(
+        a.candidates.blocks + begin * a.candidates.stride, a.candidates.stride, rows, ncb, cbs,
+        located, a.max_model_len, ids + begin * ncb, ncb, counts + begin, stream, sink,
+        /*beside_prior=*/true));
     logits.row_begin = begin;
     logits.row_end = begin + rows;
     MXI_GPU_RETURN_IF_ERROR(device::launch_paged_logits(logits, ws.logits_plan, stream));

@@ -17,12 +17,27 @@
 #include "mxi/block/block_radix_sort.hpp"
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/radix_key.hpp"
+#include "mxi/device/row_info.hpp"
+#include "mxi/platform/divide.hpp"
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::device {
 
 inline constexpr int candidate_max_blocks = 4096;  ///< NCB the prep kernel sorts in one block
+
+/// Where candidate prep also puts each column of a prepared row as a page id and a token (the
+/// sm90 logits kernel's staging reads them: paged_logits_args::candidate_slots): row r's column c
+/// at pairs[2 (r num_blocks cbs + c)], token -1 past the row's valid columns. Page ids are clamped
+/// into [0, num_pages) (num_pages 0: only negative ones), so a row row_info rejects stages bytes
+/// inside the cache too. Null pairs: not written.
+struct candidate_slot_sink {
+  int32_t* pairs = nullptr;
+  const int32_t* block_table = nullptr;
+  int64_t block_table_stride = 0;
+  int block_size = 64;
+  int64_t num_pages = 0;
+};
 
 namespace detail {
 
@@ -45,67 +60,146 @@ __global__ __launch_bounds__(Threads) void candidate_block_keys_kernel(Keys keys
   out[row * out_stride + j] = hi == v ? block::key_positive_infinity : best;
 }
 
-/// One block per row: sort, dedupe and compact the row's live ids; `counts[row]` gets how many.
-/// Live ids are below 2^id_bits - 1, which stands for "none" and sorts after them: the sort
-/// looks at id_bits bits only.
-template <int Threads, int Items, class Visible>
-__global__ __launch_bounds__(Threads) void candidate_prep_kernel(
-    const int32_t* ids, int64_t ids_stride, int num_blocks, int cbs, Visible visible, int id_bits,
-    int32_t* prepared, int64_t prepared_stride, int32_t* counts) {
+/// What the prep kernel reads and writes (launch_candidate_prep), rows counted from the launch's
+/// first.
+struct candidate_prep_problem {
+  const int32_t* ids;
+  int64_t ids_stride;
+  int num_blocks;
+  int cbs;
+  int id_bits;  ///< live ids are below 2^id_bits - 1
+  int64_t max_visible;
+  int32_t* prepared;
+  int64_t prepared_stride;
+  int32_t* counts;
+  candidate_slot_sink slots;
+  platform::divider by_cbs, by_block_size;
+  bool beside_prior;
+};
+
+/// Block-wide: the slots of every column of row `row` (see candidate_slot_sink), from its
+/// `count` kept ids in `kept`. Each thread resolves a batch of columns before it stores any, so
+/// that their block-table loads are in flight together.
+template <int Threads>
+MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint32_t count,
+                            const uint32_t* kept, int64_t row) {
+  constexpr int batch = 8;
+  const candidate_slot_sink& sink = p.slots;
+  const uint32_t columns = static_cast<uint32_t>(p.num_blocks) * static_cast<uint32_t>(p.cbs);
+  // Valid columns end before the row's length (and max_visible, which bounds it for every row
+  // row_info accepts); a table without columns has none.
+  const int64_t end =
+      sink.block_table_stride > 0 ? min(static_cast<int64_t>(info.visible), p.max_visible) : 0;
+  const int32_t* table =
+      sink.block_table + static_cast<int64_t>(max(info.request, 0)) * sink.block_table_stride;
+  const int64_t last_column = sink.block_table_stride - 1;
+  const int32_t last_page =
+      sink.num_pages > 0 ? static_cast<int32_t>(sink.num_pages - 1) : INT32_MAX;
+  int2* out = reinterpret_cast<int2*>(sink.pairs) + row * static_cast<int64_t>(columns);
+  for (uint32_t c0 = threadIdx.x; c0 < columns; c0 += batch * Threads) {
+    int2 s[batch];
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const uint32_t c = c0 + b * Threads;
+      s[b] = make_int2(0, -1);
+      if (c >= columns) continue;
+      const uint32_t block = p.by_cbs.quotient(c);
+      if (block >= count) continue;
+      const int64_t pos = static_cast<int64_t>(kept[block]) * p.cbs + p.by_cbs.remainder(c, block);
+      if (pos >= end) continue;
+      const auto at = static_cast<uint32_t>(pos);
+      const uint32_t page_column = p.by_block_size.quotient(at);
+      s[b] = make_int2(table[min(static_cast<int64_t>(page_column), last_column)],
+                       static_cast<int32_t>(p.by_block_size.remainder(at, page_column)));
+    }
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const uint32_t c = c0 + b * Threads;
+      if (c >= columns) continue;
+      if (s[b].y >= 0) s[b].x = min(max(s[b].x, 0), last_page);
+      out[c] = s[b];
+    }
+  }
+}
+
+/// One block per row: sort, dedupe and compact the row's live ids; `counts[row]` gets how many;
+/// then, where asked, every column's page id and token. Live ids are below 2^id_bits - 1, which
+/// stands for "none" and sorts after them: the sort looks at id_bits bits only.
+template <int Threads, int Items, class Rows>
+__global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_problem p,
+                                                                 Rows rows) {
   using sort = block::block_radix_sort<uint32_t, Threads, Items>;
   using scan = block::block_scan<uint32_t, Threads>;
-  platform::wait_for_prior_grid();  // launched chained
+  // Launched chained: beside the kernel before it where the caller says so (it writes nothing
+  // this one reads or writes), waiting for it only before the end; else after it.
+  if (!p.beside_prior) platform::wait_for_prior_grid();
   platform::allow_next_grid();
-  const uint32_t none = (1u << id_bits) - 1;
+  const uint32_t none = (1u << p.id_bits) - 1;
   __shared__ union {  // the sorted ids replace the sort's storage once it is done
     typename sort::storage_type sort;
     uint32_t sorted[Threads * Items];
   } shared;
   __shared__ typename scan::storage_type scan_storage;
+  __shared__ int cell;
   uint32_t* sorted = shared.sorted;
 
   const int64_t row = blockIdx.x;
-  const int64_t v = visible(row);
-  uint32_t id[Items];
+  int32_t raw[Items];  // loaded before the row is located, so that both are in flight together
 #pragma unroll
   for (int j = 0; j < Items; ++j) {
     const int i = static_cast<int>(threadIdx.x) * Items + j;
-    const int64_t b = i < num_blocks ? ids[row * ids_stride + i] : -1;
-    id[j] = b >= 0 && b * cbs < v && b < none ? static_cast<uint32_t>(b) : none;
+    raw[j] = i < p.num_blocks ? p.ids[row * p.ids_stride + i] : -1;
   }
-  sort::sort(id, shared.sort, 0, id_bits);
+  const row_info info = rows.locate(row, &cell);
+  const int64_t v = info.visible;
+  uint32_t id[Items];
+#pragma unroll
+  for (int j = 0; j < Items; ++j) {
+    const int64_t b = raw[j];
+    id[j] = b >= 0 && b * p.cbs < v && b < none ? static_cast<uint32_t>(b) : none;
+  }
+  sort::sort(id, shared.sort, 0, p.id_bits);
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < Items; ++j) sorted[threadIdx.x * Items + j] = id[j];
   __syncthreads();
 
-  uint32_t keep = 0;
+  uint32_t keep = 0, kept = 0;  // kept: bit j for id[j]
 #pragma unroll
   for (int j = 0; j < Items; ++j) {
     const int i = static_cast<int>(threadIdx.x) * Items + j;
-    keep += id[j] != none && (i == 0 || sorted[i - 1] != id[j]);
+    if (id[j] != none && (i == 0 || sorted[i - 1] != id[j])) {
+      ++keep;
+      kept |= 1u << j;
+    }
   }
-  uint32_t slot, count;
-  scan::exclusive_sum(keep, slot, count, scan_storage);
-  int32_t* out = prepared + row * prepared_stride;
+  uint32_t first, count;
+  scan::exclusive_sum(keep, first, count, scan_storage);
+  int32_t* out = p.prepared + row * p.prepared_stride;
+  uint32_t slot = first;
 #pragma unroll
-  for (int j = 0; j < Items; ++j) {
-    const int i = static_cast<int>(threadIdx.x) * Items + j;
-    if (id[j] == none || (i != 0 && sorted[i - 1] == id[j])) continue;
-    out[slot++] = static_cast<int32_t>(id[j]);
+  for (int j = 0; j < Items; ++j)
+    if (kept & (1u << j)) out[slot++] = static_cast<int32_t>(id[j]);
+  for (int i = static_cast<int>(count) + threadIdx.x; i < p.num_blocks; i += Threads) out[i] = -1;
+  if (threadIdx.x == 0) p.counts[row] = static_cast<int32_t>(count);
+  if (p.slots.pairs != nullptr) {
+    __syncthreads();  // every thread's reads of `sorted` are done: it now takes the kept ids
+    slot = first;
+#pragma unroll
+    for (int j = 0; j < Items; ++j)
+      if (kept & (1u << j)) sorted[slot++] = id[j];
+    __syncthreads();
+    write_slots<Threads>(p, info, count, sorted, row);
   }
-  for (int i = static_cast<int>(count) + threadIdx.x; i < num_blocks; i += Threads) out[i] = -1;
-  if (threadIdx.x == 0) counts[row] = static_cast<int32_t>(count);
+  if (p.beside_prior) platform::wait_for_prior_grid();
 }
 
-template <int Threads, class Visible>
-platform::error_t launch_prep(const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks,
-                              int cbs, Visible visible, int id_bits, int32_t* prepared,
-                              int64_t prepared_stride, int32_t* counts, platform::stream_t stream) {
-  return platform::launch(&candidate_prep_kernel<Threads, 4, Visible>,
+template <int Threads, class Rows>
+platform::error_t launch_prep(const candidate_prep_problem& p, int64_t rows, Rows row_source,
+                              platform::stream_t stream) {
+  return platform::launch(&candidate_prep_kernel<Threads, 4, Rows>,
                           {dim3(static_cast<unsigned>(rows)), Threads, 0, 1, /*chained=*/true},
-                          stream, ids, ids_stride, num_blocks, cbs, visible, id_bits, prepared,
-                          prepared_stride, counts);
+                          stream, p, row_source);
 }
 
 /// Calls f(std::integral_constant<int, T>{}) with the fewest threads T, a power of two from 128
@@ -150,23 +244,38 @@ platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys 
 }
 
 /// Prepares `rows` pool rows of `num_blocks` ids (<= candidate_max_blocks) into `prepared`
-/// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]). Every row's visible
-/// length is at most `max_visible` (the call's max_model_len), so no live id reaches
-/// ceil(max_visible / cbs), and the sort needs only the bits below it.
-template <class Visible>
-platform::error_t launch_candidate_prep(const int32_t* ids, int64_t ids_stride, int64_t rows,
-                                        int num_blocks, int cbs, Visible visible,
-                                        int64_t max_visible, int32_t* prepared,
-                                        int64_t prepared_stride, int32_t* counts,
-                                        platform::stream_t stream) {
+/// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]), and where `slots.pairs`
+/// is set, each column's page id and token. `row_source` tells each row's request and length:
+/// checked_rows after row_info, or batch_rows beside it. Every row's length that matters is at
+/// most `max_visible` (the call's max_model_len), so no live id reaches ceil(max_visible / cbs),
+/// and the sort needs only the bits below it. `beside_prior`: the kernel before it on the stream
+/// writes nothing this one reads or writes (row_info, or the last chunk's select), so it runs
+/// beside that kernel (platform/launch.hpp); leave it false otherwise.
+template <class Rows>
+platform::error_t launch_candidate_prep(
+    const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs, Rows row_source,
+    int64_t max_visible, int32_t* prepared, int64_t prepared_stride, int32_t* counts,
+    platform::stream_t stream, const candidate_slot_sink& slots = {}, bool beside_prior = false) {
   if (rows == 0) return platform::success;
   const int64_t limit = candidate_live_blocks(max_visible, cbs);  // live ids < limit <= none
   int id_bits = 1;
   while (id_bits < 31 && (int64_t{1} << id_bits) <= limit) ++id_bits;
+  detail::candidate_prep_problem p{};
+  p.ids = ids;
+  p.ids_stride = ids_stride;
+  p.num_blocks = num_blocks;
+  p.cbs = cbs;
+  p.id_bits = id_bits;
+  p.max_visible = max_visible;
+  p.prepared = prepared;
+  p.prepared_stride = prepared_stride;
+  p.counts = counts;
+  p.slots = slots;
+  p.by_cbs = platform::divider(static_cast<uint32_t>(cbs));
+  p.by_block_size = platform::divider(static_cast<uint32_t>(slots.block_size));
+  p.beside_prior = beside_prior;
   return detail::with_prep_threads(num_blocks, [&](auto threads) {
-    return detail::launch_prep<decltype(threads)::value>(ids, ids_stride, rows, num_blocks, cbs,
-                                                         visible, id_bits, prepared,
-                                                         prepared_stride, counts, stream);
+    return detail::launch_prep<decltype(threads)::value>(p, rows, row_source, stream);
   });
 }
 

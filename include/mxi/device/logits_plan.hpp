@@ -33,11 +33,12 @@ struct paged_logits_args {
   const int32_t* block_table = nullptr;
   int64_t block_table_stride = 0;
   const int32_t* query_start_loc = nullptr;  ///< [R + 1]
-  const int32_t* seq_lens = nullptr;         ///< [R]: the dense plan's row lengths
+  const int32_t* seq_lens = nullptr;         ///< [R]: the plan's row lengths
   int compress_ratio = 1;
-  /// Dense: the kernel the launch follows on its stream neither writes what the plan reads
-  /// (query_start_loc, seq_lens) nor touches the workspace, so the plan may run beside it
-  /// (launch_plan). The GPU backend sets it after row_info; leave it false otherwise.
+  /// The kernel the launch follows on its stream neither writes what the plan reads
+  /// (query_start_loc, seq_lens) nor touches the plan's part of the workspace, so the plan may
+  /// run beside it (launch_plan). The GPU backend sets it after row_info and after candidate
+  /// prep; leave it false otherwise.
   bool plan_beside_prior = false;
   int num_requests = 0;
   const row_info* rows = nullptr;  ///< [T] from launch_row_info
@@ -51,6 +52,10 @@ struct paged_logits_args {
   int64_t candidate_stride = 0;
   const int32_t* candidate_counts = nullptr;
   int candidate_block_size = 8;
+  /// sm90 candidate mode: each column's page id and token as launch_candidate_prep writes them
+  /// (candidate_slot_sink: int32 pairs, [row - row_begin][candidate_stride x
+  /// candidate_block_size]); null: the launch resolves them itself, in a kernel before the logits.
+  const int32_t* candidate_slots = nullptr;
 };
 
 namespace detail {
@@ -117,18 +122,27 @@ MXI_DEVICE int32_t clamp_row(int64_t v, int64_t lo, int64_t hi) {
 struct dense_keys {
   static constexpr bool candidate = false;
   MXI_DEVICE int64_t columns(int64_t, int64_t visible) const { return visible; }
+  /// At least columns(t, visible) for a row of `visible` positions, without reading what the
+  /// kernels before the plan write (the plan sizes its items by it).
+  MXI_DEVICE int64_t column_bound(int64_t visible, int64_t table_keys) const {
+    return min(visible, table_keys);
+  }
   MXI_DEVICE int64_t position(int64_t, int64_t col) const { return col; }
 };
 struct candidate_keys {
   static constexpr bool candidate = true;
   candidate_positions positions;  ///< ids, stride, cbs
   const int32_t* counts;
-  /// sm90: each valid column's page id and token, row t at (t - row_begin) * slot_stride
-  /// (candidate_slots_kernel fills them before the pipelined kernel stages the keys).
+  /// sm90: each column's page id and token (token -1 past the valid ones), row t at
+  /// (t - row_begin) * slot_stride: from candidate prep, or candidate_slots_kernel.
   const int2* slots = nullptr;
   int64_t slot_stride = 0;
   MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
     return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
+  }
+  /// The valid columns are a prefix of the NCB x cbs a row holds, and each is a visible position.
+  MXI_DEVICE int64_t column_bound(int64_t visible, int64_t) const {
+    return min(visible, positions.stride * positions.cbs);
   }
   MXI_DEVICE int64_t position(int64_t t, int64_t col) const { return positions.position(t, col); }
 };
@@ -183,14 +197,9 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
     const int32_t rows = min(group, end - first);
     int64_t keys = 0;
     for (int i = 0; i < rows; ++i) {
-      if constexpr (KeyMap::candidate) {
-        const row_info info = a.rows[first + i];
-        if (info.visible > 0) keys = max(keys, map.columns(first + i, info.visible));
-      } else {
-        const int64_t visible =
-            unchecked_visible(a.query_start_loc, a.seq_lens, lo, first + i, a.compress_ratio);
-        keys = max(keys, min(visible, table_keys));
-      }
+      const int64_t visible =
+          unchecked_visible(a.query_start_loc, a.seq_lens, lo, first + i, a.compress_ratio);
+      keys = max(keys, map.column_bound(visible, table_keys));
     }
     plan.first[gi] = first;
     plan.rows[gi] = rows;
@@ -221,16 +230,18 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
   if (!wait_first) platform::wait_for_prior_grid();
 }
 
-/// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp). Dense keys
-/// take each row's length from the batch itself (unchecked_visible), not from row_info: rows that
-/// row_info rejects keep their items, which the logits kernels score nothing of (their page reads
-/// stay inside the table and the cache), so the plan need not wait for row_info. Candidate keys
-/// count the columns candidate_prep wrote. The plan waits for the kernel before it first unless
-/// `beside_prior`: that kernel writes nothing the plan reads and touches no part of the workspace
-/// (a logits kernel reading the last plan must not see this one's). Then it plans beside that
-/// kernel and waits for it before it ends, so that the logits kernel chained to the plan finds both
-/// done. (Every chained kernel of the library waits before it lets the next one launch, so the
-/// kernels before the one before the plan have ended when the plan starts.)
+/// Launches the plan kernel, chained to the kernel before it (platform/launch.hpp). It takes each
+/// row's length from the batch itself (unchecked_visible), not from row_info: rows that row_info
+/// rejects keep their items, which the logits kernels score nothing of (their page reads stay
+/// inside the table and the cache), so the plan need not wait for row_info. Candidate keys are
+/// sized by the most columns a row can hold (KeyMap::column_bound), not by what candidate prep
+/// kept, so the plan need not wait for the prep either: the tiles past a row's valid columns
+/// stage no bytes and are scored by no one. The plan waits for the kernel before it first unless
+/// `beside_prior`: that kernel writes nothing the plan reads and does not touch the plan's part
+/// of the workspace (a logits kernel reading the last plan must not see this one's). Then it plans
+/// beside that kernel and waits for it before it ends, so that the logits kernel chained to the
+/// plan finds both done. (Every chained kernel of the library waits before it lets the next one
+/// launch, so the kernels before the one before the plan have ended when the plan starts.)
 template <class KeyMap>
 platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group,
                               int target_items, plan_view plan, bool beside_prior,

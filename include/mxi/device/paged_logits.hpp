@@ -12,8 +12,9 @@
 // Launch shape: a plan kernel (one block, logits_plan.hpp) splits the rows into groups of G
 // consecutive tokens of one request (G = 1 in candidate mode) and each group's key range into
 // chunks sized so the items outnumber the resident blocks. On sm90 both modes then take the
-// warp-specialised kernel (detail/pipelined_logits_kernel.hpp; candidate keys after
-// candidate_slots_kernel resolved each column's page and token); elsewhere this file's persistent
+// warp-specialised kernel (detail/pipelined_logits_kernel.hpp; candidate keys from each
+// column's page and token, which candidate prep resolved, else candidate_slots_kernel before the
+// plan); elsewhere this file's persistent
 // kernel (SMs x occupancy blocks of 4 waves) walks the items, and wave w scores row w % G over a
 // 1/(4/G) share of each item's keys with the arch policy's row scorer, which holds the query row
 // in registers. The generic scorer reads 64-key tiles the block stages in shared memory (4-stage
@@ -281,21 +282,26 @@ __global__ __launch_bounds__(
 }
 
 #if !MXI_PLATFORM_HIP
-/// Each valid candidate column's page id and token: slots[(t - row_begin) * stride + col], a
-/// thread a column (blockIdx.y strides over the rows). For the sm90 kernel's staging warps.
+/// Each candidate column's page id and token, token -1 past the row's valid columns (the plan's
+/// items reach the bound of a row's columns, KeyMap::column_bound):
+/// slots[(t - row_begin) * stride + col], a thread a column (blockIdx.y strides over the rows).
+/// For the sm90 kernel's staging warps, where the caller gave no slots from candidate prep.
 __global__ void candidate_slots_kernel(paged_logits_args a, candidate_keys map, int2* slots,
                                        int64_t stride) {
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
   const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (col >= stride) return;
   for (int64_t t = a.row_begin + blockIdx.y; t < a.row_end; t += gridDim.y) {
     const row_info info = a.rows[t];
-    if (info.visible <= 0 || col >= map.columns(t, info.visible)) continue;
-    const int64_t pos = map.position(t, col);
-    const int32_t* table =
-        a.block_table + static_cast<int64_t>(info.request) * a.block_table_stride;
-    slots[(t - a.row_begin) * stride + col] =
-        make_int2(table[pos / a.block_size], static_cast<int32_t>(pos % a.block_size));
+    int2 slot = make_int2(0, -1);
+    if (info.visible > 0 && col < map.columns(t, info.visible)) {
+      const int64_t pos = map.position(t, col);
+      const int32_t* table =
+          a.block_table + static_cast<int64_t>(info.request) * a.block_table_stride;
+      slot = make_int2(table[pos / a.block_size], static_cast<int32_t>(pos % a.block_size));
+    }
+    slots[(t - a.row_begin) * stride + col] = slot;
   }
 }
 #endif
@@ -322,6 +328,14 @@ inline size_t candidate_slots_offset(int64_t rows, int num_requests) {
   return platform::aligned_size(plan_view::bytes(rows, num_requests));
 }
 }  // namespace detail
+
+/// Where launch_paged_logits keeps the candidate columns' slots in its workspace (for `rows` rows
+/// of `num_requests` requests): candidate prep may write them there (candidate_slot_sink) and
+/// pass them on as paged_logits_args::candidate_slots.
+inline int32_t* candidate_slots_in(void* workspace, int64_t rows, int num_requests) {
+  return reinterpret_cast<int32_t*>(static_cast<char*>(workspace) +
+                                    detail::candidate_slots_offset(rows, num_requests));
+}
 
 /// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests, with
 /// `candidate_columns` (NCB x cbs) columns a row in candidate mode: the plan, then each candidate
@@ -362,8 +376,7 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   const int grid = sms * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
-  // Candidate counts come from the kernel right before (candidate_prep).
-  e = launch_plan(a, map, group, 4 * grid, plan, !KeyMap::candidate && a.plan_beside_prior, stream);
+  e = launch_plan(a, map, group, 4 * grid, plan, a.plan_beside_prior, stream);
   if (e != platform::success) return e;
   return platform::launch(kernel,
                           {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true},
@@ -407,21 +420,26 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
 #else
     if (target == arch::target::sm90) {
       KeyMap keys = map;
-      if constexpr (KeyMap::candidate) {  // the keys' slots first, after the plan's words
-        auto* slots = reinterpret_cast<int2*>(static_cast<char*>(ws) +
-                                              candidate_slots_offset(rows, a.num_requests));
-        keys.slots = slots;
+      bool beside = a.plan_beside_prior;
+      if constexpr (KeyMap::candidate) {  // the keys' slots: given, or resolved first
         keys.slot_stride = a.candidate_stride * a.candidate_block_size;
-        constexpr int threads = 256;
-        const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
-                        static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-        const platform::error_t e =
-            platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
-                             stream, a, keys, slots, keys.slot_stride);
-        if (e != platform::success) return e;
+        keys.slots = reinterpret_cast<const int2*>(a.candidate_slots);
+        if (keys.slots == nullptr) {
+          auto* slots = reinterpret_cast<int2*>(candidate_slots_in(ws, rows, a.num_requests));
+          keys.slots = slots;
+          beside = true;  // the slots kernel touches no plan and waited for the kernels before
+          constexpr int threads = 256;
+          const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
+                          static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+          const platform::error_t e =
+              platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
+                               stream, a, keys, slots, keys.slot_stride);
+          if (e != platform::success) return e;
+        }
       }
       return with_heads(a.num_heads, [&](auto heads) {
-        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, stream);
+        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, beside,
+                                                                  stream);
       });
     }
 #endif
@@ -434,6 +452,21 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
 }
 
 }  // namespace detail
+
+/// Whether the current device's candidate logits stage their keys from column slots (the sm90
+/// kernel does), so that candidate prep had better write them (candidate_slots_in).
+inline platform::error_t candidate_slots_wanted(bool* wanted) {
+  *wanted = false;
+#if !MXI_PLATFORM_HIP
+  int device = 0;
+  arch::target target = arch::target::generic;
+  platform::error_t e = platform::get_device(&device);
+  if (e == platform::success) e = arch::select_target(device, &target);
+  if (e != platform::success) return e;
+  *wanted = target == arch::target::sm90;
+#endif
+  return platform::success;
+}
 
 /// Dense or candidate logits (see the file comment). `workspace`: paged_logits_workspace bytes.
 /// `force` picks a tile other than the device's best (tests run the generic path on an H200).

@@ -235,6 +235,43 @@ __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_i
 
 }  // namespace detail
 
+/// The rows as row_info wrote them, for kernels that come after it: locate(t) is rows[t].
+struct checked_rows {
+  const row_info* rows;
+  MXI_DEVICE row_info locate(int64_t t, int*) const { return rows[t]; }
+};
+
+/// The rows read straight from the batch, for a kernel that runs beside row_info (one block a
+/// row): locate(t) gives the request whose start is the last at or before t and the length
+/// unchecked_visible gives it. That is what row_info gives every row it accepts; for any other
+/// row, whatever the batch holds, the request lies in [0, R) and the length is not -1 but
+/// anything. Rows are counted from `row_begin`.
+struct batch_rows {
+  const int32_t* query_start_loc;  ///< [R + 1]
+  const int32_t* seq_lens;         ///< [R]
+  int num_requests;
+  int compress_ratio;
+  int64_t row_begin = 0;
+
+  /// Every thread of the block calls it with the same t; `cell` is a shared int the block may
+  /// use. One round of loads (the requests after the first, counted where their start is <= t),
+  /// not a binary search of dependent ones.
+  MXI_DEVICE row_info locate(int64_t t, int* cell) const {
+    t += row_begin;
+    if (num_requests <= 0) return row_info{0, -1};  // no request to read (row_info: broken)
+    if (threadIdx.x == 0) *cell = 0;
+    __syncthreads();
+    int mine = 0;
+    for (int r = 1 + static_cast<int>(threadIdx.x); r < num_requests; r += blockDim.x)
+      mine += query_start_loc[r] <= t ? 1 : 0;
+    if (mine != 0) atomicAdd(cell, mine);
+    __syncthreads();
+    const int r = *cell;
+    const int64_t v = detail::unchecked_visible(query_start_loc, seq_lens, r, t, compress_ratio);
+    return row_info{r, static_cast<int32_t>(v < -1 ? -1 : (v > INT32_MAX ? INT32_MAX : v))};
+  }
+};
+
 /// Batches of up to this many requests take one kernel (each of its blocks reads all R + 1 entries
 /// of query_start_loc: 4 KiB at most).
 inline constexpr int fused_row_requests = 1024;

@@ -5,9 +5,10 @@
 //                       (arch::stage_dense_tile: one for a whole page, else a copy a lane;
 //                       where every page is read once, their L2 lines go first).
 //                       Candidate keys (a gather of scattered tokens): each key's page and token
-//                       from the slots the launch resolved beforehand (candidate_slots_kernel:
-//                       resolving them here, two dependent loads and two divisions a key, held
-//                       one warp so long that it set the pace), a cp.async a key and block
+//                       from the slots resolved beforehand (by candidate prep, or else by
+//                       candidate_slots_kernel: resolving them here, two dependent loads and two
+//                       divisions a key, held one warp so long that it set the pace), a
+//                       cp.async a key and block
 //                       (arch::load_key_tile), the lanes' arrivals counted on the stage's barrier
 //                       as their copies land;
 //   producer warps 1, 2 prepare the landed tiles in turn, a thread two keys
@@ -296,11 +297,13 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
 #endif
 }
 
-/// Plans and launches the kernel: one block an SM, with the most consumers whose queries fit, and
-/// the deeper ring for one-row groups where it fits.
+/// Plans (beside the kernel before it where `plan_beside_prior`: launch_plan) and launches the
+/// kernel: one block an SM, with the most consumers whose queries fit, and the deeper ring for
+/// one-row groups where it fits.
 template <class Layout, int Heads, class KeyMap, int Consumers = 3, bool OneRow = true>
 platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
-                                          void* workspace, platform::stream_t stream) {
+                                          void* workspace, bool plan_beside_prior,
+                                          platform::stream_t stream) {
   using config = pipelined_logits_config<Consumers, OneRow>;
   using smem_t = pipelined_logits_smem<Heads, Consumers, OneRow>;
   if (group > smem_t::scorer::max_rows) return platform::invalid_value;
@@ -311,14 +314,14 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   const int smem = smem_t::bytes(group);
   if constexpr (OneRow) {
     if (group != 1 || static_cast<size_t>(smem) > limit)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false>(a, map, group,
-                                                                              workspace, stream);
+      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false>(
+          a, map, group, workspace, plan_beside_prior, stream);
   } else if (static_cast<size_t>(smem) > limit) {
     // A candidate group is one row, whose three queries fit (H = 128: 195 KB of the H200's
     // 227): no variant with fewer consumers is built for it.
     if constexpr (Consumers > 1 && !KeyMap::candidate)
       return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers - 1, false>(
-          a, map, group, workspace, stream);
+          a, map, group, workspace, plan_beside_prior, stream);
     else return platform::invalid_value;
   }
   auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers, OneRow, KeyMap>;
@@ -331,10 +334,8 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
   // dependent loads (its row's candidate count, then its last id), which small items repeat
   // (four a consumer: 65.0 us against 62.5 for the 16 x 128K candidate call on the H200).
-  // Candidate keys: candidate_slots_kernel, which touches no plan, runs between candidate_prep
-  // and the plan.
   e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan,
-                  KeyMap::candidate || a.plan_beside_prior, stream);
+                  plan_beside_prior, stream);
   if (e != platform::success) return e;
   // Each request's rows in one group (decode): every page is read once, and L2 had better keep
   // the scores for the top-k than the pages (bench_indexer on the H200: 1-3 us less end to end,
