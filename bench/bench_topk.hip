@@ -99,18 +99,27 @@ void bench_topk(benchmark::State& state, output_order order, Launch launch_topk,
 constexpr int64_t mml = int64_t{1} << 20;  // the engine's max_model_len
 
 void shapes(benchmark::internal::Benchmark* b) {
-  for (auto s : {std::vector<int64_t>{64, 32768, 2048, 32768}, {16, 165440, 2048, 165440},
-                 {4, 262144, 2048, 262144}, {32, 131072, 2048, 131072}, {256, 10688, 2048, 10688},
-                 {64, 42560, 2048, 42560}, {128, 42304, 2048, 42304},
+  for (auto s : {std::vector<int64_t>{64, 32768, 2048, 32768},
+                 {16, 165440, 2048, 165440},
+                 {4, 262144, 2048, 262144},
+                 {32, 131072, 2048, 131072},
+                 {256, 10688, 2048, 10688},
+                 {64, 42560, 2048, 42560},
+                 {128, 42304, 2048, 42304},
                  // decode at max_model_len 1M: issue 9's shapes
-                 {64, 32768, 2048, mml}, {1, 32768, 2048, mml}, {4, 262144, 2048, mml},
-                 {32, 131072, 2048, mml}})
+                 {64, 32768, 2048, mml},
+                 {1, 32768, 2048, mml},
+                 {4, 262144, 2048, mml},
+                 {32, 131072, 2048, mml},
+                 // the candidate call's select (16 x 128K, pool 2048 x 8), one row at its length
+                 {16, 16384, 2048, 16384},
+                 {1, 32768, 2048, 32768}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
 
-/// The decode shapes at 1M only (the forced variants), and a few rows short and long (which
-/// cluster size few rows want).
+/// The decode shapes at 1M (the forced variants), a few rows short and long (which cluster size
+/// few rows want), and the candidate call's select.
 void decode_shapes(benchmark::internal::Benchmark* b) {
   for (auto s : {std::vector<int64_t>{64, 32768, 2048, mml},
                  {1, 32768, 2048, mml},
@@ -118,7 +127,9 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
                  {32, 131072, 2048, mml},
                  {2, 262144, 2048, mml},
                  {4, 32768, 2048, mml},
-                 {8, 32768, 2048, mml}})
+                 {8, 32768, 2048, mml},
+                 {16, 16384, 2048, 16384},
+                 {1, 32768, 2048, 32768}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
