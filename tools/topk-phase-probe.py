@@ -87,7 +87,8 @@ int main() {
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   const double cycles_per_us = clock_khz / 1000.0;
   const long shapes[][3] = {{256, 10688, 10688}, {64, 32768, 1 << 20}, {1, 32768, 1 << 20},
-                            {4, 262144, 1 << 20}, {32, 131072, 1 << 20}, {16, 165440, 165440}};
+                            {4, 262144, 1 << 20}, {32, 131072, 1 << 20}, {16, 165440, 165440},
+                            {16, 16384, 16384}};
   const char* names[] = {"start",         "stage + count", "first pick", "masks",
                          "gather",        "pool copy",     "pool passes", "refine + scan",
                          "slice passes",  "",              "tally",      "slice counts",
