@@ -9,7 +9,11 @@ reading 256 MiB) and prints, per phase, the median and largest time over the blo
 stamps' barriers add a little to each phase; compare phases, not totals with bench_topk.
 
     tools/topk-phase-probe.py build/h200/topk-probe     # writes and compiles (nvcc, sm_90a)
-    build/h200/topk-probe/probe_topk                    # on the GPU
+    build/h200/topk-probe/probe_topk [read|code|hot]    # on the GPU
+
+The flush: `read` (default) evicts the L2 before each call, the scores and the kernel's code
+alike; `code` then runs the same select on a second copy of the rows, so that the timed call
+finds its code in the L2 but its scores in memory; `hot` flushes nothing.
 
 The copy is made by inserting stamps after markers in the kernel's source; a marker that is no
 longer there stops the script (update the MARKERS below with the kernel).
@@ -64,6 +68,7 @@ DRIVER = r'''// Written by tools/topk-phase-probe.py: per-phase times of the clu
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mxi/device/topk.hpp"
@@ -82,7 +87,12 @@ __global__ void read_flush(const uint4* data, size_t vectors, uint32_t* sink) {
   if (acc == 0x9E3779B9u) *sink = acc;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const std::string flush_kind = argc > 1 ? argv[1] : "read";
+  if (flush_kind != "read" && flush_kind != "code" && flush_kind != "hot") {
+    std::printf("probe_topk: the flush is read, code or hot, not %s\n", flush_kind.c_str());
+    return 2;
+  }
   int clock_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   const double cycles_per_us = clock_khz / 1000.0;
@@ -103,10 +113,12 @@ int main() {
     std::mt19937_64 rng(1);
     std::normal_distribution<float> normal;
     for (float& x : host) x = normal(rng);
-    float* scores = nullptr;
+    float *scores = nullptr, *other = nullptr;
     int32_t *lengths = nullptr, *out = nullptr;
     cudaMalloc(&scores, host.size() * 4);
     cudaMemcpy(scores, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+    cudaMalloc(&other, host.size() * 4);
+    cudaMemcpy(other, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
     const std::vector<int32_t> n(static_cast<size_t>(rows), static_cast<int32_t>(cols));
     cudaMalloc(&lengths, rows * 4);
     cudaMemcpy(lengths, n.data(), rows * 4, cudaMemcpyHostToDevice);
@@ -120,13 +132,18 @@ int main() {
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     for (int it = 0; it < 11; ++it) {
+      const auto select = [&](const float* rows) {
+        return device::launch_topk(shape, device::float_score_keys{rows, cols},
+                                   device::int_lengths{lengths}, device::identity_map{}, out,
+                                   int64_t{k}, ws, platform::stream_t{});
+      };
+      if (flush_kind != "hot")
+        read_flush<<<1056, 512>>>(static_cast<const uint4*>(flush), (size_t{256} << 20) / 16,
+                                  static_cast<uint32_t*>(flush));
+      if (flush_kind == "code") select(other);
       cudaMemcpyToSymbol(probe_stamps, zero, sizeof(zero));
-      read_flush<<<1056, 512>>>(static_cast<const uint4*>(flush), (size_t{256} << 20) / 16,
-                                static_cast<uint32_t*>(flush));
       cudaEventRecord(a);
-      const auto e = device::launch_topk(shape, device::float_score_keys{scores, cols},
-                                         device::int_lengths{lengths}, device::identity_map{},
-                                         out, int64_t{k}, ws, platform::stream_t{});
+      const auto e = select(scores);
       cudaEventRecord(b);
       cudaEventSynchronize(b);
       if (e != platform::success) {
@@ -145,9 +162,10 @@ int main() {
     std::vector<long long> pool;
     for (int i = 0; i < blocks; ++i) pool.push_back(stamps[i][14]);
     std::sort(pool.begin(), pool.end());
-    std::printf("\n%ld x %ld (width %ld): %.1f us (events, median of 11), %d blocks, first bin"
-                " median %lld keys, largest %lld\n", rows, cols, width, times[times.size() / 2],
-                blocks, pool[pool.size() / 2], pool.back());
+    std::printf("\n%ld x %ld (width %ld, %s flush): %.1f us (events, median of 11), %d blocks,"
+                " first bin median %lld keys, largest %lld\n", rows, cols, width,
+                flush_kind.c_str(), times[times.size() / 2], blocks, pool[pool.size() / 2],
+                pool.back());
     std::vector<double> total;
     for (int p = 1; p <= 12; ++p) {
       std::vector<double> d;
@@ -168,6 +186,7 @@ int main() {
       std::printf("  in the kernel    median %6.2f us  max %6.2f us\n", total[total.size() / 2],
                   total.back());
     cudaFree(scores);
+    cudaFree(other);
     cudaFree(lengths);
     cudaFree(out);
     cudaFree(ws);
