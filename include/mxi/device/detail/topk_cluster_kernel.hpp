@@ -288,8 +288,9 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     above_before += *platform::cluster_shared(&head.above, q);
     equal_before += *platform::cluster_shared(&head.equal, q);
   }
-  if (!alone)
-    platform::cluster_arrive();  // this block reads no other block's shared memory after this
+  // This block reads no other block's shared memory after this: the barrier only keeps every
+  // block's counts alive until the last read of them, so its arrive needs no release.
+  if (!alone) platform::cluster_arrive_relaxed(above_before + equal_before);
 
   if (resident) {
     steps::place(tally, t, above_before, equal_before, [&](uint32_t slot, int word) {
