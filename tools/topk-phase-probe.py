@@ -117,8 +117,10 @@ int main(int argc, char** argv) {
     int32_t *lengths = nullptr, *out = nullptr;
     cudaMalloc(&scores, host.size() * 4);
     cudaMemcpy(scores, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
-    cudaMalloc(&other, host.size() * 4);
-    cudaMemcpy(other, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+    if (flush_kind == "code") {  // the rows the untimed call reads
+      cudaMalloc(&other, host.size() * 4);
+      cudaMemcpy(other, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+    }
     const std::vector<int32_t> n(static_cast<size_t>(rows), static_cast<int32_t>(cols));
     cudaMalloc(&lengths, rows * 4);
     cudaMemcpy(lengths, n.data(), rows * 4, cudaMemcpyHostToDevice);
@@ -131,12 +133,12 @@ int main(int argc, char** argv) {
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
+    const auto select = [&](const float* rows) {
+      return device::launch_topk(shape, device::float_score_keys{rows, cols},
+                                 device::int_lengths{lengths}, device::identity_map{}, out,
+                                 int64_t{k}, ws, platform::stream_t{});
+    };
     for (int it = 0; it < 11; ++it) {
-      const auto select = [&](const float* rows) {
-        return device::launch_topk(shape, device::float_score_keys{rows, cols},
-                                   device::int_lengths{lengths}, device::identity_map{}, out,
-                                   int64_t{k}, ws, platform::stream_t{});
-      };
       if (flush_kind != "hot")
         read_flush<<<1056, 512>>>(static_cast<const uint4*>(flush), (size_t{256} << 20) / 16,
                                   static_cast<uint32_t*>(flush));

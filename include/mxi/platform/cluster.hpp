@@ -69,7 +69,8 @@ MXI_DEVICE void cluster_sync() {
 /// leaving, so a block's shared memory outlives every read of it. The arrive has no release
 /// (barrier.cluster.arrive.relaxed): `read` is a value computed from every such load, so the arrive
 /// issues only once they have landed. A release's fence (MEMBAR.ALL.GPU) makes a whole cluster
-/// barrier cost about 760 cycles on an H200 (1260 after a global store); a relaxed one about 130.
+/// barrier cost about 760 cycles on an H200 (1170-1260 with a global store in flight); a relaxed
+/// one about 130 (tools/cluster-barrier-probe.cu).
 MXI_DEVICE void cluster_arrive_relaxed(uint32_t read) {
 #if MXI_PLATFORM_CLUSTERS
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::"r"(read) : "memory");
