@@ -7,9 +7,9 @@
 // whole D = 128 dot product is four chained wgmma.u8.s8 (K = 32 each) into one s32 accumulator,
 // which a fifth wgmma (a constant A against a bias chunk of B) starts at -48 * (sum of the head's
 // int8 query column): the accumulator ends at the exact dot (|dot| <= 128 * 96 * 96 < 2^21).
-// Where several rows share a tile, each 32 heads take such a chain of their own, its own commit
-// group, so that the epilogue of the first 32 runs while the tensor cores work on the next; a
-// lone row takes up to 64 heads a chain.
+// Each row's heads take such chains of up to 64 columns, each its own commit group, the next
+// issued before this one's epilogue, so that the tensor cores work on the next while the epilogue
+// of this one runs.
 // Queries fold per head as int8 2 * code * 2^(e_b - low) (spread up to 2^3), 2^(low_q - 129)
 // moving into the head weight; 2^(low_k - 127) multiplies the head sum once per key. Taken when
 // every head of the unit's rows folds, its weight lies in [2^-32, 2^32] (or is 0), so no fp32
@@ -315,13 +315,6 @@ struct tile_scorer {
   }
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int n = Heads < 64 ? Heads : 64;  ///< integer path: heads a partial-sum set
-  /// Integer path: columns a wgmma chain (its own commit group). Where several rows share a
-  /// tile (Rows != 1), chains of 32 let the first chain's epilogue run while the tensor cores
-  /// work on the next; one row takes all n in one chain, which issues half the wgmma and
-  /// descriptor instructions (bench_logits on the H200: decode 64 x 32K 94.4 -> 92.8 us, and
-  /// prefill 8K 1510 -> 1530 us with one chain for every row count).
-  template <int Rows>
-  static constexpr int chain = Rows == 1 ? n : 32;
   static constexpr int n8 = 32;     ///< e4m3 path: columns a wgmma (registers)
   static constexpr int lbo = 128, sbo = 256;
 
@@ -349,7 +342,7 @@ struct tile_scorer {
   const float* weight_e4m3;
   const float* q_scale;
   const float* row_scale;  // 2^(149 - k) a row (integer path)
-  float first_row_scale;   // row_scale[0], held for one-row scoring (score<Tile, 1>)
+  float first_row_scale;   // row_scale[0], held for one-row scoring (score<Tile, 1, Out>)
   int cols;
   int rows;
   bool integer;  // the rows fold to int8
@@ -507,10 +500,12 @@ struct tile_scorer {
   /// per (row, key), twice for a key of a flagged tile whose rows take the integer path: the
   /// integer pass scores every key, then the e4m3 pass rescores the keys that do not fold, on the
   /// same lane (so the second value stands). The two passes never hold their operands at once,
-  /// which keeps the integer loop free of spills. Rows > 0 promises that many rows were loaded,
-  /// so that a loop of tiles around score<Tile, 1> holds what a row needs across its tiles.
-  template <class Tile, int Rows = 0, class Out>
+  /// which keeps the integer loop free of spills. Rows (1 .. max_rows) is the count of rows
+  /// loaded, a constant, so that a loop of tiles around score holds what a row needs across its
+  /// tiles.
+  template <class Tile, int Rows, class Out>
   MXI_DEVICE void score(const key_tile& tile, int /*n0*/, Out&& out) const {
+    static_assert(Rows >= 1 && Rows <= max_rows, "score: 1 .. max_rows rows");
     if (integer) {
       score_integer<Tile, Rows>(tile, out);
       if (!tile.flagged) return;
@@ -619,7 +614,7 @@ struct tile_scorer {
     const int key = t == 0 ? r0 : r1;  // lane t < 2 writes key r_t
     const bool mine = t < 2 && (!integer || factors[key] == 0.0f);
 #pragma unroll 1
-    for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
+    for (int i = 0; i < Rows; ++i) {
       float p0, p1;
       row_e4m3<Folded>(o, i, p0, p1);
       const float p = quad_sum(p0, p1);
@@ -632,66 +627,74 @@ struct tile_scorer {
     return static_cast<const float*>(tile.prepared) + key_tile_shape::keys;
   }
 
-  /// Integer path: row i's two keys of this thread, sum over heads (before the quad sum), scaled
-  /// by 2^(k - 149) (see the file comment).
-  template <int Rows>
-  MXI_DEVICE void row_integer(const uint32_t (&a)[4][4], int i, float& p0, float& p1) const {
-    constexpr int chain = tile_scorer::chain<Rows>;
+  /// Integer path: the rows' heads in units of n columns (row u / per_row, its columns from
+  /// (u % per_row) * n), each unit one wgmma chain and commit group. Unit u + 1 is issued before
+  /// unit u's epilogue, so its MMAs run under that epilogue and a run of units waits out one
+  /// chain, not one a unit. A run is every row where a row is one unit (H <= 64), else one row
+  /// (H = 128: a run of eight units spilled). After a row's last unit, done(i, p0, p1) gets its
+  /// two keys of this thread summed over heads (before the quad sum), scaled by 2^(k - 149)
+  /// (see the file comment).
+  template <int Rows, class Done>
+  MXI_DEVICE void rows_integer(const uint32_t (&a)[4][4], Done&& done) const {
+    constexpr int per_row = Heads / n, run_rows = per_row == 1 ? Rows : 1;
+    constexpr int units = run_rows * per_row;
     const int t = static_cast<int>(threadIdx.x) & 3;
     uint32_t bias[4];
     bias_operand(bias, t);
-    // -0 is the sum's identity (adding it changes no bits, so the compiler drops the add), and
-    // gives the bits +0 would: no partial sum below is -0 (they start at +0, and fp32 addition
-    // never ends at -0 from +0 terms or from exact cancellation).
-    p0 = -0.0f;
-    p1 = -0.0f;
+    // Descriptors differ only in their start field (address >> 4, 14 bits: shared memory ends
+    // below 2^18 bytes, so the sums never carry out of it): 16-byte steps of a column's 16 bytes
+    // and of a chunk's cols * 32.
+    const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
+    int32_t d[2][n / 2];  // units u and u + 1
 #pragma unroll 1
-    for (int col0 = i * Heads; col0 < (i + 1) * Heads; col0 += n) {
-      // Descriptors differ only in their start field (address >> 4, 14 bits: shared memory ends
-      // below 2^18 bytes, so the sums never carry out of it): 16-byte steps of a column's 16
-      // bytes and of a chunk's cols * 32.
-      const uint32_t low = b_int_low + static_cast<uint32_t>(col0) * 2u;
-      const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
-      const auto* weights = reinterpret_cast<const float2*>(weight_int + col0);
-      // The n columns in chains of `chain`, each its own commit group. Each partial sum takes
-      // its heads in the same order whatever the chains, so the bits do not change.
-      constexpr int chains = n / chain;
-      int32_t d[chains][chain / 2];
-      wgmma_fence();
-#pragma unroll
-      for (int h = 0; h < chains; ++h) {
-        const uint32_t start = low + static_cast<uint32_t>(h * chain) * 2u;  // as col0 steps
-        wgmma_u8s8<chain, false>(
-            d[h], bias,
-            smem_descriptor_of_low<sbo>(start + blocks * chunk));  // -48 * column sum
+    for (int run = 0; run < Rows; run += run_rows) {
+      const auto column_of = [run](int u) { return (run + u / per_row) * Heads + u % per_row * n; };
+      const auto issue = [&](int u, int32_t(&acc)[n / 2]) {
+        const uint32_t start = b_int_low + static_cast<uint32_t>(column_of(u)) * 2u;
+        wgmma_fence();  // the accumulators were last read by the epilogue two units back
+        wgmma_u8s8<n, false>(
+            acc, bias, smem_descriptor_of_low<sbo>(start + blocks * chunk));  // -48 * column sum
 #pragma unroll
         for (int q = 0; q < blocks; ++q)
-          wgmma_u8s8<chain, true>(d[h], a[q], smem_descriptor_of_low<sbo>(start + q * chunk));
+          wgmma_u8s8<n, true>(acc, a[q], smem_descriptor_of_low<sbo>(start + q * chunk));
         wgmma_commit();
-        fence_operands(d[h]);
-      }
-      // Four partial sums a key (a fixed order): short dependency chains.
-      float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        fence_operands(acc);
+      };
+      // -0 is the sum's identity (adding it changes no bits, so the compiler drops the add), and
+      // gives the bits +0 would: no partial sum below is -0 (they start at +0, and fp32 addition
+      // never ends at -0 from +0 terms or from exact cancellation).
+      float p0 = -0.0f, p1 = -0.0f;
+      issue(0, d[0]);
 #pragma unroll
-      for (int h = 0; h < chains; ++h) {
-        if (h + 1 < chains)
+      for (int u = 0; u < units; ++u) {
+        if (u + 1 < units) {
+          issue(u + 1, d[(u + 1) % 2]);
           wgmma_wait<1>();
-        else
+        } else {
           wgmma_wait<0>();
-        fence_operands(d[h]);
+        }
+        int32_t(&acc)[n / 2] = d[u % 2];
+        fence_operands(acc);
+        const auto* weights = reinterpret_cast<const float2*>(weight_int + column_of(u));
+        // Four partial sums a key (a fixed order): short dependency chains.
+        float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int jj = 0; jj < chain / 8; ++jj) {
-          const int j = chain / 8 * h + jj;
+        for (int j = 0; j < n / 8; ++j) {
           const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
           const int k = 2 * (j & 1);
-          s0[k] = fma_subnormal(w.x, relu_subnormal(d[h][4 * jj + 0]), s0[k]);
-          s0[k + 1] = fma_subnormal(w.y, relu_subnormal(d[h][4 * jj + 1]), s0[k + 1]);
-          s1[k] = fma_subnormal(w.x, relu_subnormal(d[h][4 * jj + 2]), s1[k]);
-          s1[k + 1] = fma_subnormal(w.y, relu_subnormal(d[h][4 * jj + 3]), s1[k + 1]);
+          s0[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 0]), s0[k]);
+          s0[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 1]), s0[k + 1]);
+          s1[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 2]), s1[k]);
+          s1[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 3]), s1[k + 1]);
         }
-      }
       p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
       p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
+      if (u % per_row == per_row - 1) {
+        done(run + u / per_row, p0, p1);
+        p0 = -0.0f;
+        p1 = -0.0f;
+      }
+      }
     }
   }
 
@@ -720,14 +723,11 @@ struct tile_scorer {
     // then rewrites it.
     const int key = t == 0 ? r0 : r1;
     const float factor = factors[key];
-#pragma unroll 1
-    for (int i = 0; i < (Rows > 0 ? Rows : rows); ++i) {
-      float p0, p1;
-      row_integer<Rows>(a, i, p0, p1);
+    rows_integer<Rows>(a, [&](int i, float p0, float p1) {
       const float g = Rows == 1 ? first_row_scale : row_scale[i];
       const float p = quad_sum(p0, p1);
       if (t < 2) out(i, key, p * g * factor);
-    }
+    });
   }
 };
 
