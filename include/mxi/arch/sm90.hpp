@@ -298,7 +298,9 @@ MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int
 template <int Heads>
 struct tile_scorer {
   static_assert(Heads == 32 || Heads == 64 || Heads == 128, "H: 32, 64 or 128 (padded)");
-  static constexpr int max_rows = 4;  ///< query rows a warpgroup scores at once
+  /// Query rows a warpgroup scores at once: logits_tuning's sm90 group (two rows' queries leave
+  /// room for three consumers a block).
+  static constexpr int max_rows = 2;
   /// Each staged key is prepared once for the tile (prepare_key): its four blocks' shifts e_b -
   /// low, a byte each (which of the scorer's u8 tables the block's expand reads), and its factor
   /// 2^(low - 127), 0 where it does not fold; the kernel flags a tile holding such a key
@@ -629,15 +631,12 @@ struct tile_scorer {
 
   /// Integer path: the rows' heads in units of n columns (row u / per_row, its columns from
   /// (u % per_row) * n), each unit one wgmma chain and commit group. Unit u + 1 is issued before
-  /// unit u's epilogue, so its MMAs run under that epilogue and a run of units waits out one
-  /// chain, not one a unit. A run is every row where a row is one unit (H <= 64), else one row
-  /// (H = 128: a run of eight units spilled). After a row's last unit, done(i, p0, p1) gets its
-  /// two keys of this thread summed over heads (before the quad sum), scaled by 2^(k - 149)
-  /// (see the file comment).
+  /// unit u's epilogue, so its MMAs run under that epilogue and a tile waits out one chain, not
+  /// one a unit. After a row's last unit, done(i, p0, p1) gets its two keys of this thread summed
+  /// over heads (before the quad sum), scaled by 2^(k - 149) (see the file comment).
   template <int Rows, class Done>
   MXI_DEVICE void rows_integer(const uint32_t (&a)[4][4], Done&& done) const {
-    constexpr int per_row = Heads / n, run_rows = per_row == 1 ? Rows : 1;
-    constexpr int units = run_rows * per_row;
+    constexpr int per_row = Heads / n, units = Rows * per_row;
     const int t = static_cast<int>(threadIdx.x) & 3;
     uint32_t bias[4];
     bias_operand(bias, t);
@@ -645,62 +644,61 @@ struct tile_scorer {
     // below 2^18 bytes, so the sums never carry out of it): 16-byte steps of a column's 16 bytes
     // and of a chunk's cols * 32.
     const uint32_t chunk = static_cast<uint32_t>(cols) * 2u;
+    const auto column_of = [](int u) { return u / per_row * Heads + u % per_row * n; };
     int32_t d[2][n / 2];  // units u and u + 1
-#pragma unroll 1
-    for (int run = 0; run < Rows; run += run_rows) {
-      const auto column_of = [run](int u) { return (run + u / per_row) * Heads + u % per_row * n; };
-      const auto issue = [&](int u, int32_t(&acc)[n / 2]) {
-        const uint32_t start = b_int_low + static_cast<uint32_t>(column_of(u)) * 2u;
-        wgmma_fence();  // the accumulators were last read by the epilogue two units back
-        wgmma_u8s8<n, false>(
-            acc, bias, smem_descriptor_of_low<sbo>(start + blocks * chunk));  // -48 * column sum
+    const auto issue = [&](int u, int32_t(&acc)[n / 2]) {
+      const uint32_t start = b_int_low + static_cast<uint32_t>(column_of(u)) * 2u;
+      wgmma_fence();  // the accumulators were last read by the epilogue two units back
+      wgmma_u8s8<n, false>(
+          acc, bias,
+          smem_descriptor_of_low<sbo>(start + blocks * chunk));  // -48 * column sum
 #pragma unroll
-        for (int q = 0; q < blocks; ++q)
-          wgmma_u8s8<n, true>(acc, a[q], smem_descriptor_of_low<sbo>(start + q * chunk));
-        wgmma_commit();
-        fence_operands(acc);
-      };
-      // -0 is the sum's identity (adding it changes no bits, so the compiler drops the add), and
-      // gives the bits +0 would: no partial sum below is -0 (they start at +0, and fp32 addition
-      // never ends at -0 from +0 terms or from exact cancellation).
-      float p0 = -0.0f, p1 = -0.0f;
-      issue(0, d[0]);
+      for (int q = 0; q < blocks; ++q)
+        wgmma_u8s8<n, true>(acc, a[q], smem_descriptor_of_low<sbo>(start + q * chunk));
+      wgmma_commit();
+      fence_operands(acc);
+    };
+    // -0 is the sum's identity (adding it changes no bits, so the compiler drops the add), and
+    // gives the bits +0 would: no partial sum below is -0 (they start at +0, and fp32 addition
+    // never ends at -0 from +0 terms or from exact cancellation).
+    float p0 = -0.0f, p1 = -0.0f;
+    issue(0, d[0]);
 #pragma unroll
-      for (int u = 0; u < units; ++u) {
-        if (u + 1 < units) {
-          issue(u + 1, d[(u + 1) % 2]);
-          wgmma_wait<1>();
-        } else {
-          wgmma_wait<0>();
-        }
-        int32_t(&acc)[n / 2] = d[u % 2];
-        fence_operands(acc);
-        const auto* weights = reinterpret_cast<const float2*>(weight_int + column_of(u));
-        // Four partial sums a key (a fixed order): short dependency chains.
-        float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int u = 0; u < units; ++u) {
+      if (u + 1 < units) {
+        issue(u + 1, d[(u + 1) % 2]);
+        wgmma_wait<1>();
+      } else {
+        wgmma_wait<0>();
+      }
+      int32_t(&acc)[n / 2] = d[u % 2];
+      fence_operands(acc);
+      const auto* weights = reinterpret_cast<const float2*>(weight_int + column_of(u));
+      // Four partial sums a key (a fixed order): short dependency chains.
+      float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int j = 0; j < n / 8; ++j) {
-          const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
-          const int k = 2 * (j & 1);
-          s0[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 0]), s0[k]);
-          s0[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 1]), s0[k + 1]);
-          s1[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 2]), s1[k]);
-          s1[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 3]), s1[k + 1]);
-        }
+      for (int j = 0; j < n / 8; ++j) {
+        const float2 w = weights[4 * j + t];  // columns 8j + 2t, 8j + 2t + 1
+        const int k = 2 * (j & 1);
+        s0[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 0]), s0[k]);
+        s0[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 1]), s0[k + 1]);
+        s1[k] = fma_subnormal(w.x, relu_subnormal(acc[4 * j + 2]), s1[k]);
+        s1[k + 1] = fma_subnormal(w.y, relu_subnormal(acc[4 * j + 3]), s1[k + 1]);
+      }
       p0 += (s0[0] + s0[1]) + (s0[2] + s0[3]);
       p1 += (s1[0] + s1[1]) + (s1[2] + s1[3]);
       if (u % per_row == per_row - 1) {
-        done(run + u / per_row, p0, p1);
+        done(u / per_row, p0, p1);
         p0 = -0.0f;
         p1 = -0.0f;
-      }
       }
     }
   }
 
   template <class Tile, int Rows, class Out>
   MXI_DEVICE void score_integer(const key_tile& tile, Out& out) const {
-    const auto [t, r0, r1] = thread_keys();
+    const key_pair keys = thread_keys();
+    const int t = keys.t, r0 = keys.r0, r1 = keys.r1;  // t is captured below
     // Block t of each key, u8 with its own shift (prepare_key): the shift picks the table.
     const auto* shifts = static_cast<const uint32_t*>(tile.prepared);
     const float* factors = key_factors(tile);

@@ -67,11 +67,13 @@ inline constexpr int min_chunk = 256, max_chunk = 2048;
 inline constexpr int plan_shared_requests = 4096;
 
 /// Rows per group for a batch shape: decode (few rows a request) keeps each request's rows
-/// together so they share every K read; prefill takes 4 rows, one a wave.
-inline int rows_per_group(int64_t rows, int num_requests, bool candidate) {
+/// together so they share every K read, up to `max_group` rows (the target's logits_tuning, 2 or
+/// 4); prefill takes max_group rows.
+inline int rows_per_group(int64_t rows, int num_requests, bool candidate, int max_group) {
   if (candidate || num_requests <= 0) return 1;
   const int64_t per_request = (rows + num_requests - 1) / num_requests;
-  return per_request <= 1 ? 1 : per_request <= 2 ? 2 : 4;
+  const int want = per_request <= 1 ? 1 : per_request <= 2 ? 2 : 4;
+  return want < max_group ? want : max_group;
 }
 
 /// The plan in workspace: int32 [header 4][request group base R+1][first, rows, keys: NG each]

@@ -32,6 +32,7 @@
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/arch/select.hpp"
 #include "mxi/device/logits_plan.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/intrinsics.hpp"
@@ -411,7 +412,8 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   if (e == platform::success) e = arch::select_target(device, &target);
   if (e != platform::success) return e;
   if (force) target = *force;
-  const int group = rows_per_group(rows, a.num_requests, KeyMap::candidate);
+  const int group =
+      rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target).max_group);
   return layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
 #if MXI_PLATFORM_HIP

@@ -40,6 +40,12 @@ struct topk_tuning {
   int cluster_blocks_few_rows;
 };
 
+/// The logits kernels: how many query rows of one request a group takes at most (they share
+/// every key tile; the plan groups decode's next_n rows and prefill's tokens so).
+struct logits_tuning {
+  int max_group;
+};
+
 /// The K-cache writer (a lane a 32-element block) and the Q quantizer (4 lanes a block).
 struct quantize_tuning {
   int threads;  ///< a block; a multiple of 64, so every wave is whole on either vendor
@@ -68,6 +74,21 @@ constexpr topk_tuning topk_tuned(arch::target t) {
       return {512, 8, 1024, 32, 0, 512, 0, 0, 0};
     default:
       return {512, 8, 1024, 32, 0, 512, 0, 0, 0};  // generic: not measured; clusters need sm90
+  }
+}
+
+constexpr logits_tuning logits_tuned(arch::target t) {
+  switch (t) {
+    // Two: a group of 4 rows takes a consumer's share of shared memory for its queries (76 KB at
+    // H = 64), which leaves room for two consumer warpgroups; groups of 2 keep three (session 23,
+    // bench_logits prefill 32K 15.23 -> 14.53 ms, run_indexer 18.20 -> 17.55 ms; next_n 4
+    // unchanged at 301.9 us, its pages read twice).
+    case arch::target::sm90:
+      return {2};
+    case arch::target::gfx950:
+      return {4};  // a row a wave of the block; not measured
+    default:
+      return {4};  // generic: a row a wave; not measured
   }
 }
 

@@ -42,7 +42,7 @@ namespace mxi::device::detail {
 
 /// The kernel's shape: consumer warpgroups and pipeline depth. Three consumers and a producer fill
 /// an SM's 64K registers at 128 a thread (one block an SM); fewer where three queries of wide
-/// groups (H = 128, 4 rows) overflow shared memory. Sixteen stages (about 5 KB each) keep about
+/// groups (H = 128, 2 rows) overflow shared memory. Sixteen stages (about 5 KB each) keep about
 /// twelve tiles in flight beside the three being scored, for the HBM latency of page gathers at
 /// the rate three consumers take them, and leave room for two-row queries (eight stages with
 /// fewer consumers, whose wide queries take the room). OneRow: every group is one row (decode,
@@ -246,7 +246,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
     const uint32_t first_tile = j;
     j = end;
     if (mine >= end) continue;
-    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 4) and the columns each
+    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 2) and the columns each
     // writes.
     const row_limits<scorer_t::max_rows> limits(it, a, map, it.first, it.rows);
     const int item_limit = limits.largest;
@@ -279,19 +279,13 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
         if (lane == 0) arch::barrier_arrive(empty + mine % stages);
       }
     };
-    static_assert(scorer_t::max_rows == 4, "one call a row count");
+    static_assert(scorer_t::max_rows == 2, "one call a row count");
     if constexpr (OneRow || KeyMap::candidate) {  // a candidate group is one row too
       score_tiles(std::integral_constant<int, 1>{});
+    } else if (it.rows == 1) {
+      score_tiles(std::integral_constant<int, 1>{});
     } else {
-      // A chain of tests, not a switch: the switch's code took prefill 32K 17.8 -> 18.1 ms.
-      if (it.rows == 1)
-        score_tiles(std::integral_constant<int, 1>{});
-      else if (it.rows == 2)
-        score_tiles(std::integral_constant<int, 2>{});
-      else if (it.rows == 3)
-        score_tiles(std::integral_constant<int, 3>{});
-      else
-        score_tiles(std::integral_constant<int, 4>{});
+      score_tiles(std::integral_constant<int, 2>{});
     }
   }
 #endif
