@@ -264,34 +264,28 @@ TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host]
   }
 }
 
-TEST_CASE("logits groups: a request's rows split evenly, at most the target's group",
-          "[host][plan]") {
+TEST_CASE("logits groups: a request's rows together, at most the target's group", "[host][plan]") {
   using device::detail::rows_per_group;
-  const device::logits_tuning sm90 = device::logits_tuned(arch::target::sm90);
-  const device::logits_tuning generic = device::logits_tuned(arch::target::generic);
-  // 64 requests of next_n 1 .. 5 rows, and one prefill of 32768 rows.
-  CHECK(rows_per_group(64, 64, false, sm90, 64) == 1);
-  CHECK(rows_per_group(128, 64, false, sm90, 64) == 2);
-  CHECK(rows_per_group(192, 64, false, sm90, 64) == 3);
-  CHECK(rows_per_group(256, 64, false, sm90, 64) == 2);  // 2 + 2, not 3 + 1
-  CHECK(rows_per_group(320, 64, false, sm90, 64) == 3);  // 3 + 2
-  CHECK(rows_per_group(32768, 1, false, sm90, 64) == 3);
-  CHECK(rows_per_group(32768, 1, false, sm90, 128) == 2);   // wide heads: two rows' queries
-  CHECK(rows_per_group(256, 64, true, sm90, 64) == 1);      // candidate rows: one each
-  CHECK(rows_per_group(192, 64, false, generic, 64) == 4);  // the row scorers: 1, 2 or 4
-  CHECK(rows_per_group(32768, 1, false, generic, 64) == 4);
-  for (const device::logits_tuning& t : {sm90, generic})
-    for (const int heads : {32, 64, 128})
-      for (int per_request = 1; per_request <= 64; ++per_request) {
-        const int g = rows_per_group(int64_t{per_request} * 3, 3, false, t, heads);
-        const int most = heads > 64 ? t.max_group_wide : t.max_group;
-        CAPTURE(t.max_group, heads, per_request, g);
-        CHECK(g >= 1);
-        CHECK(g <= most);
-        // No more groups than the cap needs.
-        CHECK((per_request + g - 1) / g == (per_request + most - 1) / most);
-        if (t.power_of_two) CHECK((g & (g - 1)) == 0);
-      }
+  const int sm90 = device::logits_tuned(arch::target::sm90).max_group;
+  const int generic = device::logits_tuned(arch::target::generic).max_group;
+  // 64 requests of next_n 1 .. 4 rows, and one prefill of 32768 rows.
+  CHECK(rows_per_group(64, 64, false, sm90) == 1);
+  CHECK(rows_per_group(128, 64, false, sm90) == 2);
+  CHECK(rows_per_group(256, 64, false, sm90) ==
+        2);  // sm90: two rows' queries leave three consumers
+  CHECK(rows_per_group(32768, 1, false, sm90) == 2);
+  CHECK(rows_per_group(256, 64, true, sm90) == 1);      // candidate rows: one each
+  CHECK(rows_per_group(192, 64, false, generic) == 4);  // the row scorers: 1, 2 or 4
+  CHECK(rows_per_group(32768, 1, false, generic) == 4);
+  for (const int most : {sm90, generic})
+    for (int per_request = 1; per_request <= 64; ++per_request) {
+      const int g = rows_per_group(int64_t{per_request} * 3, 3, false, most);
+      CAPTURE(most, per_request, g);
+      CHECK(g >= 1);
+      CHECK(g <= most);
+      CHECK((g & (g - 1)) == 0);
+      CHECK(g <= (per_request <= 2 ? per_request : 4));  // no group wider than its request needs
+    }
 }
 
 TEST_CASE("candidate columns are the visible prefix", "[host][candidate]") {
