@@ -271,8 +271,8 @@ TEST_CASE("logits groups: a request's rows together, at most the target's group"
   // 64 requests of next_n 1 .. 4 rows, and one prefill of 32768 rows.
   CHECK(rows_per_group(64, 64, false, sm90) == 1);
   CHECK(rows_per_group(128, 64, false, sm90) == 2);
-  CHECK(rows_per_group(256, 64, false, sm90) ==
-        2);  // sm90: two rows' queries leave three consumers
+  // sm90: two rows' queries leave room for three consumers.
+  CHECK(rows_per_group(256, 64, false, sm90) == 2);
   CHECK(rows_per_group(32768, 1, false, sm90) == 2);
   CHECK(rows_per_group(256, 64, true, sm90) == 1);      // candidate rows: one each
   CHECK(rows_per_group(192, 64, false, generic) == 4);  // the row scorers: 1, 2 or 4

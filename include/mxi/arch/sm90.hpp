@@ -1,5 +1,5 @@
 // sm90a (Hopper) logits tile: one warpgroup (128 threads) scores a 64-key tile against the
-// heads of up to 4 query rows with wgmma (A = keys from registers, B = the query heads from
+// heads of up to 2 query rows with wgmma (A = keys from registers, B = the query heads from
 // shared memory). Two exact schemes:
 //
 // Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
@@ -292,9 +292,9 @@ MXI_HOST_DEVICE uint32_t key_shift_word(uint32_t raw_scales, int8_fold f) {
 /// 2^(e - 127) for e in [1, 254] (no NaN or subnormal case: callers checked the range).
 MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int>(e << 23)); }
 
-/// Scores up to 4 query rows (Heads heads each, D = 128) against one staged 64-key tile, a page
-/// tile of the cache's layout (arch/key_tile.hpp); one warpgroup, the rows' query in its shared
-/// scratch.
+/// Scores up to max_rows query rows (Heads heads each, D = 128) against one staged 64-key tile, a
+/// page tile of the cache's layout (arch/key_tile.hpp); one warpgroup, the rows' query in its
+/// shared scratch.
 template <int Heads>
 struct tile_scorer {
   static_assert(Heads == 32 || Heads == 64 || Heads == 128, "H: 32, 64 or 128 (padded)");
@@ -346,17 +346,15 @@ struct tile_scorer {
   const float* row_scale;  // 2^(149 - k) a row (integer path)
   float first_row_scale;   // row_scale[0], held for one-row scoring (score<Tile, 1, Out>)
   int cols;
-  int rows;
   bool integer;  // the rows fold to int8
   bool folded;   // the e4m3 path folds the query scales
 
-  /// Loads `rows_` consecutive query rows from q_values [rows][heads][64], q_scales
+  /// Loads `rows` consecutive query rows from q_values [rows][heads][64], q_scales
   /// [rows][heads][4], weights [rows][heads]; heads past `heads` score zero. Every thread of
   /// the warpgroup calls it.
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
-                       int heads, int rows_, void* scratch) {
+                       int heads, int rows, void* scratch) {
     const int tid = static_cast<int>(threadIdx.x) % warpgroup_threads;
-    rows = rows_;
     cols = rows * Heads;
     auto* tables = static_cast<uint4*>(scratch);
     if (tid < 4) {
