@@ -264,28 +264,40 @@ TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host]
   }
 }
 
-TEST_CASE("logits groups: a request's rows together, at most the target's group", "[host][plan]") {
+TEST_CASE("logits groups: a request's rows split evenly, at most the target's group",
+          "[host][plan]") {
   using device::detail::rows_per_group;
-  const int sm90 = device::logits_tuned(arch::target::sm90).max_group;
-  const int generic = device::logits_tuned(arch::target::generic).max_group;
-  // 64 requests of next_n 1 .. 4 rows, and one prefill of 32768 rows.
-  CHECK(rows_per_group(64, 64, false, sm90) == 1);
-  CHECK(rows_per_group(128, 64, false, sm90) == 2);
-  // sm90: two rows' queries leave room for three consumers.
-  CHECK(rows_per_group(256, 64, false, sm90) == 2);
-  CHECK(rows_per_group(32768, 1, false, sm90) == 2);
-  CHECK(rows_per_group(256, 64, true, sm90) == 1);      // candidate rows: one each
-  CHECK(rows_per_group(192, 64, false, generic) == 4);  // the row scorers: 1, 2 or 4
-  CHECK(rows_per_group(32768, 1, false, generic) == 4);
-  for (const int most : {sm90, generic})
-    for (int per_request = 1; per_request <= 64; ++per_request) {
-      const int g = rows_per_group(int64_t{per_request} * 3, 3, false, most);
-      CAPTURE(most, per_request, g);
-      CHECK(g >= 1);
-      CHECK(g <= most);
-      CHECK((g & (g - 1)) == 0);
-      CHECK(g <= (per_request <= 2 ? per_request : 4));  // no group wider than its request needs
-    }
+  const auto sm90 = device::logits_tuned(arch::target::sm90);
+  const auto generic = device::logits_tuned(arch::target::generic);
+  // 64 requests of next_n 1 .. 5 rows, and one prefill of 32768 rows, at H = 64.
+  CHECK(rows_per_group(64, 64, false, sm90, 64) == 1);
+  CHECK(rows_per_group(128, 64, false, sm90, 64) == 2);
+  // sm90: three rows' queries (two at H = 128) leave room for three consumers; next_n 4 is two
+  // groups of 2, next_n 5 one of 3 and one of 2 (each group's width is the larger).
+  CHECK(rows_per_group(192, 64, false, sm90, 64) == 3);
+  CHECK(rows_per_group(256, 64, false, sm90, 64) == 2);
+  CHECK(rows_per_group(320, 64, false, sm90, 64) == 3);
+  CHECK(rows_per_group(32768, 1, false, sm90, 64) == 3);
+  CHECK(rows_per_group(32768, 1, false, sm90, 128) == 2);
+  CHECK(rows_per_group(256, 64, true, sm90, 64) == 1);  // candidate rows: one each
+  // generic: the row scorers take 1, 2 or 4 rows.
+  CHECK(rows_per_group(192, 64, false, generic, 64) == 4);
+  CHECK(rows_per_group(32768, 1, false, generic, 64) == 4);
+  for (const auto& t : {sm90, generic})
+    for (const int heads : {32, 64, 128})
+      for (int per_request = 1; per_request <= 64; ++per_request) {
+        const int g = rows_per_group(int64_t{per_request} * 3, 3, false, t, heads);
+        const int most = heads > 64 ? t.max_group_wide : t.max_group;
+        const int fewest_groups = (per_request + most - 1) / most;
+        CAPTURE(t.max_group, heads, per_request, g);
+        CHECK(g >= 1);
+        CHECK(g <= most);
+        CHECK((per_request + g - 1) / g == fewest_groups);  // as few groups as the cap allows
+        if (t.power_of_two)
+          CHECK((g & (g - 1)) == 0);
+        else
+          CHECK(g == (per_request + fewest_groups - 1) / fewest_groups);  // split evenly
+      }
 }
 
 TEST_CASE("candidate columns are the visible prefix", "[host][candidate]") {
@@ -428,7 +440,7 @@ TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits
   REQUIRE_GPU();
   for (const arch::target target : targets_here()) {
     for (const int h : {16, 48, 128})
-      for (const int next_n : {2, 4}) {  // sm90: 2 and 4 rows' heads side by side in one tile
+      for (const int next_n : {2, 3, 4, 5}) {  // sm90 at H <= 64: groups of 2, 3, 2 + 2, 3 + 2
         testing::workload_spec s = testing::decode_spec(2, 400, next_n, h + next_n);
         s.num_heads = h;
         INFO(name_of(target) << " H " << h << " next_n " << next_n);
@@ -448,7 +460,7 @@ TEST_CASE("GPU logits: many tiles a block, its ring lapped many times", "[gpu][l
   // producer warps and three consumers passed every smaller case here and hung on the bench.
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const int next_n : {1, 2}) {
+    for (const int next_n : {1, 2, 3}) {
       testing::workload_spec s = testing::decode_spec(40, 9000, next_n, 70 + next_n);
       INFO(name_of(target) << " next_n " << next_n);
       check_dense(testing::make_workload(s), target);
@@ -477,8 +489,8 @@ uint8_t& key_scale(testing::host_workload& w, int r, int64_t pos, int b) {
 
 TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside", "[gpu][logits]") {
   REQUIRE_GPU();
-  // One-row groups (decode's usual case) and two-row ones.
-  for (const int next_n : {1, 2}) {
+  // One-row groups (decode's usual case), two-row and (sm90) three-row ones.
+  for (const int next_n : {1, 2, 3}) {
     for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
       testing::workload_spec s = testing::decode_spec(3, 900, next_n, 41);
       s.layout = layout;

@@ -298,9 +298,9 @@ MXI_DEVICE float exp2_biased(uint32_t e) { return __int_as_float(static_cast<int
 template <int Heads>
 struct tile_scorer {
   static_assert(Heads == 32 || Heads == 64 || Heads == 128, "H: 32, 64 or 128 (padded)");
-  /// Query rows a warpgroup scores at once: logits_tuning's sm90 group (two rows' queries leave
-  /// room for three consumers a block).
-  static constexpr int max_rows = 2;
+  /// Query rows a warpgroup scores at once: logits_tuning's sm90 groups (three rows' queries leave
+  /// room for three consumers a block at H = 64; at H = 128 two rows take as much).
+  static constexpr int max_rows = Heads <= 64 ? 3 : 2;
   /// Each staged key is prepared once for the tile (prepare_key): its four blocks' shifts e_b -
   /// low, a byte each (which of the scorer's u8 tables the block's expand reads), and its factor
   /// 2^(low - 127), 0 where it does not fold; the kernel flags a tile holding such a key

@@ -13,6 +13,7 @@
 #include "mxi/block/block_scan.hpp"
 #include "mxi/device/row_info.hpp"
 #include "mxi/device/select_rows.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/launch.hpp"
@@ -66,14 +67,17 @@ inline constexpr int min_chunk = 256, max_chunk = 2048;
 /// Batches of up to this many requests keep the plan's search table in shared memory (16 KiB).
 inline constexpr int plan_shared_requests = 4096;
 
-/// Rows per group for a batch shape: decode (few rows a request) keeps each request's rows
-/// together so they share every K read, up to `max_group` rows (the target's logits_tuning, 2 or
-/// 4); prefill takes max_group rows.
-inline int rows_per_group(int64_t rows, int num_requests, bool candidate, int max_group) {
+/// Rows per group for a batch shape (the target's logits_tuning `t`, `heads` a row): each
+/// request's rows split evenly into groups that share every K read.
+inline int rows_per_group(int64_t rows, int num_requests, bool candidate, const logits_tuning& t,
+                          int heads) {
   if (candidate || num_requests <= 0) return 1;
   const int64_t per_request = (rows + num_requests - 1) / num_requests;
-  const int want = per_request <= 1 ? 1 : per_request <= 2 ? 2 : 4;
-  return want < max_group ? want : max_group;
+  const int most = heads > 64 ? t.max_group_wide : t.max_group;
+  const int64_t groups = (per_request + most - 1) / most;
+  int group = static_cast<int>((per_request + groups - 1) / groups);
+  while (t.power_of_two && (group & (group - 1)) != 0) ++group;
+  return group;
 }
 
 /// The plan in workspace: int32 [header 4][request group base R+1][first, rows, keys: NG each]

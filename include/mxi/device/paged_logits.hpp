@@ -413,7 +413,7 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   if (e != platform::success) return e;
   if (force) target = *force;
   const int group =
-      rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target).max_group);
+      rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target), a.num_heads);
   return layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
 #if MXI_PLATFORM_HIP

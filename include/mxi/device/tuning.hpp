@@ -40,10 +40,14 @@ struct topk_tuning {
   int cluster_blocks_few_rows;
 };
 
-/// The logits kernels: how many query rows of one request a group takes at most (they share
-/// every key tile; the plan groups decode's next_n rows and prefill's tokens so).
+/// The logits kernels' groups: query rows of one request that share every key tile (decode's
+/// next_n rows, prefill's tokens). A request's rows split evenly into groups of at most
+/// max_group rows (max_group_wide at H = 128), rounded up to a power of two where the row
+/// scorers split a group over a block's four waves.
 struct logits_tuning {
   int max_group;
+  int max_group_wide;
+  bool power_of_two;
 };
 
 /// The K-cache writer (a lane a 32-element block) and the Q quantizer (4 lanes a block).
@@ -79,16 +83,17 @@ constexpr topk_tuning topk_tuned(arch::target t) {
 
 constexpr logits_tuning logits_tuned(arch::target t) {
   switch (t) {
-    // Two: a group of 4 rows takes a consumer's share of shared memory for its queries (76 KB at
-    // H = 64), which leaves room for two consumer warpgroups; groups of 2 keep three (session 23,
-    // bench_logits prefill 32K 15.23 -> 14.53 ms, run_indexer 18.20 -> 17.55 ms; next_n 4
-    // unchanged at 301.9 us, its pages read twice).
+    // Session 23 (run_indexer on the H200): a group of 4 rows takes 76 KB of shared memory a
+    // consumer for its queries at H = 64, which leaves room for two consumer warpgroups; groups
+    // of 2 keep three (prefill 32K 18.20 -> 17.28 ms) and of 3 keep three with 8 stages (16.46
+    // ms). next_n 4 as two groups of 2: 296 us against 301 as one of 4. At H = 128 two rows
+    // already take 76 KB.
     case arch::target::sm90:
-      return {2};
+      return {3, 2, false};
     case arch::target::gfx950:
-      return {4};  // a row a wave of the block; not measured
+      return {4, 4, true};  // a row a wave of the block; not measured
     default:
-      return {4};  // generic: a row a wave; not measured
+      return {4, 4, true};  // generic: a row a wave; not measured
   }
 }
 

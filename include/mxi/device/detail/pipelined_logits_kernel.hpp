@@ -40,19 +40,21 @@
 
 namespace mxi::device::detail {
 
-/// The kernel's shape: consumer warpgroups and pipeline depth. Three consumers and a producer fill
-/// an SM's 64K registers at 128 a thread (one block an SM); fewer where three queries of wide
-/// groups (H = 128, 2 rows) overflow shared memory. Sixteen stages (about 5 KB each) keep about
-/// twelve tiles in flight beside the three being scored, for the HBM latency of page gathers at
-/// the rate three consumers take them, and leave room for two-row queries (eight stages with
-/// fewer consumers, whose wide queries take the room). OneRow: every group is one row (decode,
-/// candidate keys), whose small queries leave room for 32 stages, which hide more of the
-/// gathers' latency (bench_logits on the H200, decode 64 x 32K: 95.7 -> 93.5 us). A ring whose
-/// depth is a run-time power of two instead cost the multi-row groups 2-3% (next_n 2, prefill).
-template <int Consumers, bool OneRow = false>
+/// The kernel's shape: consumer warpgroups and pipeline depth (the launcher takes the first that
+/// fits shared memory). Three consumers and a producer fill an SM's 64K registers at 128 a thread
+/// (one block an SM); fewer where three queries of wide groups (H = 128, 2 rows) overflow shared
+/// memory. Sixteen stages (about 5 KB each) keep about twelve tiles in flight beside the three
+/// being scored, for the HBM latency of page gathers at the rate three consumers take them, and
+/// leave room for two-row queries; three-row queries leave room for eight, enough where every tile
+/// takes three rows' work (session 23: prefill 32K with groups of three and 8 stages 16.5 ms, of
+/// two and 16 stages 17.3). Groups of one row (decode, candidate keys: the one-row build) leave
+/// room for 32 stages, which hide more of the gathers' latency (bench_logits on the H200, decode 64
+/// x 32K: 95.7 -> 93.5 us). A ring whose depth is a run-time power of two instead cost the
+/// multi-row groups 2-3% (next_n 2, prefill).
+template <int Consumers, int Stages>
 struct pipelined_logits_config {
   static constexpr int consumers = Consumers;
-  static constexpr int stages = OneRow ? 32 : Consumers == 3 ? 16 : 8;
+  static constexpr int stages = Stages;
   static constexpr int threads = arch::sm90::warpgroup_threads * (1 + consumers);
   /// Registers a thread: the block's share of the SM's 64K at launch (one block an SM), then the
   /// producer's gives most of its own to the consumers, which hold the accumulators.
@@ -68,9 +70,9 @@ struct pipelined_logits_config {
 /// Dynamic shared memory, in order: the stages (a page tile, what prepare_key wrote for its keys,
 /// the preparing warp's flag), three barriers a stage, the item's page ids (each staging warp's),
 /// and each consumer's query scratch.
-template <int Heads, int Consumers, bool OneRow>
+template <int Heads, int Consumers, int Stages>
 struct pipelined_logits_smem {
-  using config = pipelined_logits_config<Consumers, OneRow>;
+  using config = pipelined_logits_config<Consumers, Stages>;
   using scorer = arch::sm90::tile_scorer<Heads>;
   using shape = arch::key_tile_shape;
   static constexpr int tile_bytes = shape::value_bytes + shape::keys * 4;  // values, scale words
@@ -90,16 +92,16 @@ struct pipelined_logits_smem {
 
 #if MXI_GPU_COMPILER
 
-template <class Layout, int Heads, int Consumers, bool OneRow, class KeyMap>
-__global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads,
+template <class Layout, int Heads, int Consumers, int Stages, bool OneRow, class KeyMap>
+__global__ __launch_bounds__(pipelined_logits_config<Consumers, Stages>::threads,
                              1) void pipelined_logits_kernel(paged_logits_args a, KeyMap map,
                                                              int group, plan_view plan,
                                                              bool pages_read_once) {
 #if !MXI_ARCH_SM90_WGMMA
   platform::trap();
 #else
-  using config = pipelined_logits_config<Consumers, OneRow>;
-  using smem_t = pipelined_logits_smem<Heads, Consumers, OneRow>;
+  using config = pipelined_logits_config<Consumers, Stages>;
+  using smem_t = pipelined_logits_smem<Heads, Consumers, Stages>;
   using scorer_t = typename smem_t::scorer;
   using shape = arch::key_tile_shape;
   using tile_t = arch::page_tile<Layout>;
@@ -246,7 +248,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
     const uint32_t first_tile = j;
     j = end;
     if (mine >= end) continue;
-    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 2) and the columns each
+    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 3) and the columns each
     // writes.
     const row_limits<scorer_t::max_rows> limits(it, a, map, it.first, it.rows);
     const int item_limit = limits.largest;
@@ -279,27 +281,30 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, OneRow>::threads
         if (lane == 0) arch::barrier_arrive(empty + mine % stages);
       }
     };
-    static_assert(scorer_t::max_rows == 2, "one call a row count");
+    static_assert(scorer_t::max_rows <= 3, "one call a row count");
     if constexpr (OneRow || KeyMap::candidate) {  // a candidate group is one row too
       score_tiles(std::integral_constant<int, 1>{});
     } else if (it.rows == 1) {
       score_tiles(std::integral_constant<int, 1>{});
-    } else {
+    } else if (scorer_t::max_rows == 2 || it.rows == 2) {
       score_tiles(std::integral_constant<int, 2>{});
+    } else {
+      score_tiles(std::integral_constant<int, scorer_t::max_rows>{});
     }
   }
 #endif
 }
 
 /// Plans (beside the kernel before it where `plan_beside_prior`: launch_plan) and launches the
-/// kernel: one block an SM, with the most consumers whose queries fit, and the deeper ring for
-/// one-row groups where it fits.
-template <class Layout, int Heads, class KeyMap, int Consumers = 3, bool OneRow = true>
+/// kernel: one block an SM, the one-row build with 32 stages for one-row groups, else the first of
+/// three consumers with 16 stages, then 8, then fewer consumers whose queries fit.
+template <class Layout, int Heads, class KeyMap, int Consumers = 3, bool OneRow = true,
+          int Stages = 32>
 platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
                                           void* workspace, bool plan_beside_prior,
                                           platform::stream_t stream) {
-  using config = pipelined_logits_config<Consumers, OneRow>;
-  using smem_t = pipelined_logits_smem<Heads, Consumers, OneRow>;
+  using config = pipelined_logits_config<Consumers, Stages>;
+  using smem_t = pipelined_logits_smem<Heads, Consumers, Stages>;
   if (group > smem_t::scorer::max_rows) return platform::invalid_value;
   int device = 0, sms = 0;
   size_t limit = 0;
@@ -308,17 +313,23 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   const int smem = smem_t::bytes(group);
   if constexpr (OneRow) {
     if (group != 1 || static_cast<size_t>(smem) > limit)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false>(
+      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false, 16>(
           a, map, group, workspace, plan_beside_prior, stream);
   } else if (static_cast<size_t>(smem) > limit) {
     // A candidate group is one row, whose three queries fit (H = 128: 195 KB of the H200's
-    // 227): no variant with fewer consumers is built for it.
-    if constexpr (Consumers > 1 && !KeyMap::candidate)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers - 1, false>(
+    // 227): no variant with a shallower ring or fewer consumers is built for it.
+    if constexpr (KeyMap::candidate)
+      return platform::invalid_value;
+    else if constexpr (Stages > 8)
+      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false, 8>(
           a, map, group, workspace, plan_beside_prior, stream);
-    else return platform::invalid_value;
+    else if constexpr (Consumers > 1)
+      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers - 1, false, 8>(
+          a, map, group, workspace, plan_beside_prior, stream);
+    else
+      return platform::invalid_value;
   }
-  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers, OneRow, KeyMap>;
+  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers, Stages, OneRow, KeyMap>;
   // Raised to the device's maximum, not this call's size (see launch_logits_with).
   e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
   if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
