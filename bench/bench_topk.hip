@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "device_buffer.hpp"
@@ -111,6 +112,10 @@ void shapes(benchmark::internal::Benchmark* b) {
                  {1, 32768, 2048, mml},
                  {4, 262144, 2048, mml},
                  {32, 131072, 2048, mml},
+                 // 40 rows (4 blocks a row would need a second wave), decode 16 x 128K (clusters
+                 // of 8 would: an H200 holds 15)
+                 {40, 32768, 2048, mml},
+                 {16, 131072, 2048, mml},
                  // the candidate call's select (16 x 128K, pool 2048 x 8), one row at its length
                  {16, 16384, 2048, 16384},
                  {1, 32768, 2048, 32768}})
@@ -156,4 +161,26 @@ BENCHMARK_CAPTURE(bench_topk, position_cluster_c16, output_order::position,
                   forced<sm90_config<device::topk_path::cluster, 16>>{})->Apply(decode_shapes);
 BENCHMARK_CAPTURE(bench_topk, position_cluster_t512, output_order::position,
                   forced<cluster_512_threads>{})->Apply(shapes);
-BENCHMARK_MAIN();
+/// The benchmark's context names how many clusters of each size the tuned cluster select keeps
+/// resident at once on this GPU (which sizes plan_cluster may take for a row count).
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  int device = 0;
+  size_t limit = 0;
+  device::detail::cluster_device d;
+  if (mxi::testing::gpu_present() &&
+      platform::shared_memory_limit(&device, &limit) == platform::success &&
+      device::detail::cluster_device_for<device::topk_tuned(arch::target::sm90).cluster_threads,
+                                         device::float_score_keys, device::int_lengths,
+                                         device::identity_map>(device, limit, &d) ==
+          platform::success) {
+    std::string held;
+    for (int c = 2; c <= d.max_blocks; ++c)
+      held += std::to_string(c) + ":" + std::to_string(d.clusters[c]) + " ";
+    benchmark::AddCustomContext("clusters_resident", held);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

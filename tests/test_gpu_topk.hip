@@ -165,7 +165,7 @@ int max_cluster_blocks() {
   return most;
 }
 
-/// Every cluster size the device takes (1, 2, 3, 4, 8, 16), with slices in shared memory and again
+/// Every cluster size the device takes (1 to 8, 16), with slices in shared memory and again
 /// with every slice past 700 columns streamed, against the contract and, bit for bit, against the
 /// one-block and multi-block paths on the same input (position order: the cluster path's).
 void check_clusters(const score_rows& in, int k, int64_t width = 0) {
@@ -196,6 +196,9 @@ void check_clusters(const score_rows& in, int k, int64_t width = 0) {
   both(integral_constant<int, 2>{});
   both(integral_constant<int, 3>{});
   both(integral_constant<int, 4>{});
+  both(integral_constant<int, 5>{});  // the sizes the processing clusters leave (plan_cluster)
+  both(integral_constant<int, 6>{});
+  both(integral_constant<int, 7>{});
   both(integral_constant<int, 8>{});
   both(integral_constant<int, 16>{});
   if (most < 16) WARN("the device takes clusters of at most " << most << " blocks: larger sizes not run");
@@ -511,18 +514,35 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   d.resident_max = 1;  // one block an SM: 4 a row would need a second wave
   REQUIRE(plan(64, 32768).blocks == 2);
   REQUIRE(plan(64, 32768).smem <= d.budget[1]);
+  REQUIRE(plan(40, 32768).blocks == 3);  // 4 a row would not all be resident: as many as are
   // The H200's processing clusters hold 15 clusters of 8 blocks of 1024 threads: 16 rows take
-  // clusters of 4 rather than wait for a second wave; 15 rows keep 8.
+  // the largest cluster the device holds 16 of (4 where it says nothing of 5 to 7) rather than
+  // wait for a second wave; 15 rows keep 8.
   d.clusters[2] = 66;
   d.clusters[4] = 32;
   d.clusters[8] = 15;
   REQUIRE(plan(16, 16384).blocks == 4);
   REQUIRE(plan(15, 16384).blocks == 8);
   REQUIRE(plan(33, 32768).blocks == 2);
-  // ... unless the halved cluster's slices would stream from global memory.
-  REQUIRE(plan(16, int64_t{1} << 20).blocks == 8);
+  // ... unless the smaller cluster's slices of the declared width would stream from global memory
+  // where 8's sit in shared memory; where 8's stream too, the wave decides.
+  REQUIRE(plan(16, 262144).blocks == 8);
+  REQUIRE(plan(16, int64_t{1} << 20).blocks == 4);
   d.clusters[4] = 30;
-  REQUIRE(plan(32, 131072).blocks == 4);
+  REQUIRE(plan(32, 131072).blocks == 4);  // clusters of 2 would stream
+  // Every size as an H200 answers (session 24, bench_topk's context).
+  const int h200[] = {0, 0, 66, 39, 30, 22, 17, 15, 15};
+  for (int c = 2; c <= 8; ++c) d.clusters[c] = h200[c];
+  REQUIRE(plan(32, 131072).blocks == 3);
+  REQUIRE(plan(16, 16384).blocks == 6);
+  REQUIRE(plan(16, int64_t{1} << 20).blocks == 6);
+  REQUIRE(plan(15, 16384).blocks == 8);
+  // Rows of 32K (no slice streams at any size): every row's cluster is resident at once.
+  for (int64_t rows = 1; rows <= 64; ++rows) {
+    const auto p = plan(rows, 32768);
+    INFO("rows " << rows << " blocks " << p.blocks);
+    REQUIRE((p.blocks == 1 || rows <= d.clusters[p.blocks] || d.clusters[p.blocks] == 0));
+  }
 }
 
 /// A row's request and length for candidate prep, as a test gives them (request r for row r).

@@ -70,6 +70,8 @@ namespace mxi::arch::sm90 {
 
 inline constexpr int wave_size = 32;
 inline constexpr int warpgroup_threads = 128;
+/// Shared memory a block may opt in to on every sm_90 part (227 KiB).
+inline constexpr int max_shared_bytes = 227 * 1024;
 
 #if MXI_GPU_COMPILER
 

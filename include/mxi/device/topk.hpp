@@ -250,7 +250,7 @@ struct cluster_device {
   int resident_max = 1;  ///< blocks a multiprocessor holds at most (threads, registers)
   /// budget[r]: the shared memory a block may take so that r blocks fit a multiprocessor.
   size_t budget[most_resident + 1] = {};
-  /// clusters[c]: clusters of c blocks (a power of two from 2) resident at once at one block a
+  /// clusters[c]: clusters of c blocks (2 .. max_blocks) resident at once at one block a
   /// multiprocessor (0: the device does not say). A cluster sits in one processing cluster, so
   /// this can be below sms / c: an H200 holds 15 clusters of 8, and a 16th would wait for a
   /// second wave.
@@ -283,16 +283,17 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
     d->budget[r] = bytes;
   }
   e = platform::max_cluster_blocks(kernel, device, Threads, limit, &d->max_blocks);
-  for (int c = 2; c <= d->max_blocks && e == platform::success; c *= 2)
+  for (int c = 2; c <= d->max_blocks && e == platform::success; ++c)
     e = platform::max_active_clusters(kernel, Threads, limit, c, &d->clusters[c]);
   return e;
 }
 
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
 /// `blocks_max`, or `few_rows_blocks_max` for 2 to `few_rows` rows, and the device's largest)
-/// that launch a block per multiprocessor, halved where that many would not all be resident at
-/// once; the shared memory that lets that many blocks stay resident at once, and no more than the
-/// widest slice of `s.width` columns needs (`slice_cap` > 0 caps it further).
+/// that launch a block per multiprocessor, fewer (any count) where the SMs or the processing
+/// clusters would not hold them all at once; the shared memory that lets that many blocks stay
+/// resident at once, and no more than the widest slice of `s.width` columns needs (`slice_cap` > 0
+/// caps it further).
 template <int Threads>
 cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int blocks_max, int forced,
                           int64_t slice_cap, int few_rows = 0, int few_rows_blocks_max = 0) {
@@ -301,20 +302,32 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
   if (c == 0) {
     const bool few = s.rows >= 2 && s.rows <= few_rows && few_rows_blocks_max > 0;
     const int most = std::min(few ? few_rows_blocks_max : blocks_max, d.max_blocks);
+    const int64_t resident_blocks = static_cast<int64_t>(d.sms) * d.resident_max;
     c = 1;
     while (c * 2 <= most && s.rows * c < d.sms) c *= 2;
-    // More blocks than stay resident at once would run in a second wave: half as many blocks,
-    // each twice the slice, leave a few SMs idle but finish sooner.
-    if (c > 1 && s.rows * c > static_cast<int64_t>(d.sms) * d.resident_max) c /= 2;
-    // Clusters fit in processing clusters, not only in SMs (16 rows in clusters of 8 would need
-    // 16 of an H200's 15): halve them too, while the doubled slice still sits in shared memory
-    // (a streamed slice costs more than the second wave: 32 x 131K took 85 us in clusters of 2,
-    // 53 in two waves of 4).
+    // More blocks than stay resident at once would run in a second wave: as many as do, each a
+    // wider slice, leave a few SMs idle but finish sooner.
+    if (c > 1 && s.rows * c > resident_blocks)
+      c = static_cast<int>(std::max<int64_t>(resident_blocks / s.rows, 1));
+    // Clusters fit in processing clusters, not only in SMs: an H200 holds 15 clusters of 8
+    // blocks of 1024 threads (16 rows would need a second wave), 17 of 6, 30 of 4 (bench_topk's
+    // context). Take the largest
+    // smaller cluster that holds every row at once, unless its slices of the declared width
+    // would stream from global memory where c's sit in shared memory (a streamed slice costs
+    // more than the second wave: 32 x 131K took 85 us in clusters of 2, 53 in two waves of 4).
     const int64_t held = smem_t::max_slice(d.budget[1]);
-    while (c > 1 && d.clusters[c] > 0 &&
-           s.rows > static_cast<int64_t>(d.clusters[c]) * d.resident_max &&
-           (std::max<int64_t>(s.width, 0) + c / 2 - 1) / (c / 2) <= held)
-      c /= 2;
+    const auto streams = [&](int b) { return (std::max<int64_t>(s.width, 0) + b - 1) / b > held; };
+    const auto holds_every_row = [&](int b) {
+      return b == 1 ||
+             (d.clusters[b] > 0 && s.rows <= static_cast<int64_t>(d.clusters[b]) * d.resident_max);
+    };
+    if (c > 1 && d.clusters[c] > 0 && !holds_every_row(c)) {
+      for (int b = c - 1; b >= 1; --b)
+        if (holds_every_row(b) && (streams(c) || !streams(b))) {
+          c = b;
+          break;
+        }
+    }
   }
   const int64_t launched = s.rows * c;
   const int64_t resident =

@@ -40,17 +40,8 @@
 
 namespace mxi::device::detail {
 
-/// The kernel's shape: consumer warpgroups and pipeline depth (the launcher takes the first that
-/// fits shared memory). Three consumers and a producer fill an SM's 64K registers at 128 a thread
-/// (one block an SM); fewer where three queries of wide groups (H = 128, 2 rows) overflow shared
-/// memory. Sixteen stages (about 5 KB each) keep about twelve tiles in flight beside the three
-/// being scored, for the HBM latency of page gathers at the rate three consumers take them, and
-/// leave room for two-row queries; three-row queries leave room for eight, enough where every tile
-/// takes three rows' work (session 23: prefill 32K with groups of three and 8 stages 16.5 ms, of
-/// two and 16 stages 17.3). Groups of one row (decode, candidate keys: the one-row build) leave
-/// room for 32 stages, which hide more of the gathers' latency (bench_logits on the H200, decode 64
-/// x 32K: 95.7 -> 93.5 us). A ring whose depth is a run-time power of two instead cost the
-/// multi-row groups 2-3% (next_n 2, prefill).
+/// The kernel's shape: consumer warpgroups and pipeline depth (pipelined_logits_build picks it).
+/// Three consumers and a producer fill an SM's 64K registers at 128 a thread (one block an SM).
 template <int Consumers, int Stages>
 struct pipelined_logits_config {
   static constexpr int consumers = Consumers;
@@ -90,19 +81,43 @@ struct pipelined_logits_smem {
   static constexpr int bytes(int group) { return scratch_offset + config::consumers * scratch_stride(group); }
 };
 
+/// The build for groups of at most Rows rows at H = Heads: three consumers with the deepest ring
+/// whose queries fit an sm90 block's shared memory, else fewer consumers with 8 stages (H = 128,
+/// 2 rows). One row's queries leave room for 32 stages, which hide more of the gathers' latency
+/// (bench_logits on the H200, decode 64 x 32K: 95.7 -> 93.5 us); 16 (about twelve tiles in
+/// flight beside the three being scored) serve two rows (20: no faster, session 23); three rows'
+/// queries leave room for 8, enough where every tile takes three rows' work (session 23: prefill
+/// 32K with groups of three and 8 stages 16.5 ms, of two and 16 stages 17.3; 8 stages for groups
+/// of two made next_n 2 and 4 slower). A ring whose depth is a run-time power of two cost the
+/// multi-row groups 2-3% (next_n 2, prefill), so the depth is a constant of the build.
+template <int Heads, int Rows, int Consumers = 3, int Stages = (Rows == 1 ? 32 : 16)>
+constexpr auto pick_pipelined_logits_build() {
+  constexpr bool fits =
+      pipelined_logits_smem<Heads, Consumers, Stages>::bytes(Rows) <= arch::sm90::max_shared_bytes;
+  if constexpr (fits || (Consumers == 1 && Stages == 8))
+    return pipelined_logits_config<Consumers, Stages>{};
+  else if constexpr (Stages > 8)
+    return pick_pipelined_logits_build<Heads, Rows, Consumers, Stages / 2>();
+  else
+    return pick_pipelined_logits_build<Heads, Rows, Consumers - 1, 8>();
+}
+template <int Heads, int Rows>
+using pipelined_logits_build = decltype(pick_pipelined_logits_build<Heads, Rows>());
+
 #if MXI_GPU_COMPILER
 
-template <class Layout, int Heads, int Consumers, int Stages, bool OneRow, class KeyMap>
-__global__ __launch_bounds__(pipelined_logits_config<Consumers, Stages>::threads,
+/// Rows: the most rows a group of the launch holds (1 for candidate keys).
+template <class Layout, int Heads, int Rows, class KeyMap>
+__global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
                              1) void pipelined_logits_kernel(paged_logits_args a, KeyMap map,
-                                                             int group, plan_view plan,
-                                                             bool pages_read_once) {
+                                                             plan_view plan, bool pages_read_once) {
 #if !MXI_ARCH_SM90_WGMMA
   platform::trap();
 #else
-  using config = pipelined_logits_config<Consumers, Stages>;
-  using smem_t = pipelined_logits_smem<Heads, Consumers, Stages>;
+  using config = pipelined_logits_build<Heads, Rows>;
+  using smem_t = pipelined_logits_smem<Heads, config::consumers, config::stages>;
   using scorer_t = typename smem_t::scorer;
+  static_assert(Rows >= 1 && Rows <= scorer_t::max_rows, "a group the scorer takes");
   using shape = arch::key_tile_shape;
   using tile_t = arch::page_tile<Layout>;
   constexpr int stages = config::stages, keys = shape::keys;
@@ -238,7 +253,7 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, Stages>::threads
   // keeps the scratch address and the wgmma descriptors in uniform registers.
   const int c = platform::shuffle_idx<arch::sm90::wave_size>(warpgroup - 1, 0);
   scorer_t scorer;
-  void* scratch = smem + smem_t::scratch_offset + c * smem_t::scratch_stride(group);
+  void* scratch = smem + smem_t::scratch_offset + c * smem_t::scratch_stride(Rows);
   int64_t loaded_row = -1;
   uint32_t j = 0;
   for (int item = walk.begin; item < walk.end; ++item) {
@@ -248,9 +263,8 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, Stages>::threads
     const uint32_t first_tile = j;
     j = end;
     if (mine >= end) continue;
-    // The item's rows (at most scorer_t::max_rows: the host keeps group <= 3) and the columns each
-    // writes.
-    const row_limits<scorer_t::max_rows> limits(it, a, map, it.first, it.rows);
+    // The item's rows (at most Rows) and the columns each writes.
+    const row_limits<Rows> limits(it, a, map, it.first, it.rows);
     const int item_limit = limits.largest;
     if (item_limit > it.k_begin && it.first != loaded_row) {
       const int64_t qh = it.first * a.num_heads;
@@ -281,55 +295,34 @@ __global__ __launch_bounds__(pipelined_logits_config<Consumers, Stages>::threads
         if (lane == 0) arch::barrier_arrive(empty + mine % stages);
       }
     };
-    static_assert(scorer_t::max_rows <= 3, "one call a row count");
-    if constexpr (OneRow || KeyMap::candidate) {  // a candidate group is one row too
+    // A request's last group may hold fewer rows than the others.
+    static_assert(Rows <= 3, "one call a row count");
+    if (Rows == 1 || it.rows == 1) {
       score_tiles(std::integral_constant<int, 1>{});
-    } else if (it.rows == 1) {
-      score_tiles(std::integral_constant<int, 1>{});
-    } else if (scorer_t::max_rows == 2 || it.rows == 2) {
-      score_tiles(std::integral_constant<int, 2>{});
+    } else if (Rows == 2 || it.rows == 2) {
+      score_tiles(std::integral_constant < int, Rows<2 ? Rows : 2>{});
     } else {
-      score_tiles(std::integral_constant<int, scorer_t::max_rows>{});
+      score_tiles(std::integral_constant<int, Rows>{});
     }
   }
 #endif
 }
 
 /// Plans (beside the kernel before it where `plan_beside_prior`: launch_plan) and launches the
-/// kernel: one block an SM, the one-row build with 32 stages for one-row groups, else the first of
-/// three consumers with 16 stages, then 8, then fewer consumers whose queries fit.
-template <class Layout, int Heads, class KeyMap, int Consumers = 3, bool OneRow = true,
-          int Stages = 32>
-platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
-                                          void* workspace, bool plan_beside_prior,
-                                          platform::stream_t stream) {
-  using config = pipelined_logits_config<Consumers, Stages>;
-  using smem_t = pipelined_logits_smem<Heads, Consumers, Stages>;
-  if (group > smem_t::scorer::max_rows) return platform::invalid_value;
+/// build for the launch's groups of `group` rows (pipelined_logits_build), one block an SM.
+template <class Layout, int Heads, int Rows, class KeyMap>
+platform::error_t launch_pipelined_logits_rows(const paged_logits_args& a, const KeyMap& map,
+                                               void* workspace, bool plan_beside_prior,
+                                               platform::stream_t stream) {
+  using config = pipelined_logits_build<Heads, Rows>;
+  using smem_t = pipelined_logits_smem<Heads, config::consumers, config::stages>;
   int device = 0, sms = 0;
   size_t limit = 0;
   platform::error_t e = platform::shared_memory_limit(&device, &limit);
   if (e != platform::success) return e;
-  const int smem = smem_t::bytes(group);
-  if constexpr (OneRow) {
-    if (group != 1 || static_cast<size_t>(smem) > limit)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false, 16>(
-          a, map, group, workspace, plan_beside_prior, stream);
-  } else if (static_cast<size_t>(smem) > limit) {
-    // A candidate group is one row, whose three queries fit (H = 128: 195 KB of the H200's
-    // 227): no variant with a shallower ring or fewer consumers is built for it.
-    if constexpr (KeyMap::candidate)
-      return platform::invalid_value;
-    else if constexpr (Stages > 8)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers, false, 8>(
-          a, map, group, workspace, plan_beside_prior, stream);
-    else if constexpr (Consumers > 1)
-      return launch_pipelined_logits<Layout, Heads, KeyMap, Consumers - 1, false, 8>(
-          a, map, group, workspace, plan_beside_prior, stream);
-    else
-      return platform::invalid_value;
-  }
-  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Consumers, Stages, OneRow, KeyMap>;
+  const int smem = smem_t::bytes(Rows);
+  if (static_cast<size_t>(smem) > limit) return platform::invalid_value;
+  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Rows, KeyMap>;
   // Raised to the device's maximum, not this call's size (see launch_logits_with).
   e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
   if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
@@ -339,7 +332,7 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
   // dependent loads (its row's candidate count, then its last id), which small items repeat
   // (four a consumer: 65.0 us against 62.5 for the 16 x 128K candidate call on the H200).
-  e = launch_plan(a, map, group, (KeyMap::candidate ? 1 : 4) * Consumers * sms, plan,
+  e = launch_plan(a, map, Rows, (KeyMap::candidate ? 1 : 4) * config::consumers * sms, plan,
                   plan_beside_prior, stream);
   if (e != platform::success) return e;
   // Each request's rows in one group (decode): every page is read once, and L2 had better keep
@@ -347,10 +340,28 @@ platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyM
   // 148 -> 145.5 us at 256 x 8K). Prefill groups read each page again: default eviction.
   const int64_t rows = a.row_end - a.row_begin;
   const bool pages_read_once =
-      a.num_requests > 0 && (rows + a.num_requests - 1) / a.num_requests <= group;
+      a.num_requests > 0 && (rows + a.num_requests - 1) / a.num_requests <= Rows;
   return platform::launch(
       kernel, {dim3(sms), config::threads, static_cast<size_t>(smem), 1, /*chained=*/true}, stream,
-      a, map, group, plan, pages_read_once);
+      a, map, plan, pages_read_once);
+}
+
+/// The launch for groups of `group` rows: 1 (candidate keys), up to tile_scorer::max_rows (dense).
+template <class Layout, int Heads, class KeyMap>
+platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
+                                          void* workspace, bool plan_beside_prior,
+                                          platform::stream_t stream) {
+  constexpr int most = KeyMap::candidate ? 1 : arch::sm90::tile_scorer<Heads>::max_rows;
+  const auto launch = [&](auto rows) {
+    return launch_pipelined_logits_rows<Layout, Heads, decltype(rows)::value>(
+        a, map, workspace, plan_beside_prior, stream);
+  };
+  if (group == 1) return launch(std::integral_constant<int, 1>{});
+  if constexpr (most >= 2)
+    if (group == 2) return launch(std::integral_constant<int, 2>{});
+  if constexpr (most >= 3)
+    if (group == 3) return launch(std::integral_constant<int, 3>{});
+  return platform::invalid_value;
 }
 
 #endif  // MXI_GPU_COMPILER
