@@ -1,6 +1,6 @@
 // sm90a (Hopper) logits tile: one warpgroup (128 threads) scores a 64-key tile against the
-// heads of up to 2 query rows with wgmma (A = keys from registers, B = the query heads from
-// shared memory). Two exact schemes:
+// heads of up to 3 query rows (2 at H = 128) with wgmma (A = keys from registers, B = the query
+// heads from shared memory). Two exact schemes:
 //
 // Integer (the fast path). A token's four E8M0 block scales fold into one when they span at most
 // 2^2 (arch/fp4_to_int8.hpp): block b's codes become u8 48 + 2 * code * 2^(e_b - low), and the

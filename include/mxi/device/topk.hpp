@@ -311,10 +311,10 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
       c = static_cast<int>(std::max<int64_t>(resident_blocks / s.rows, 1));
     // Clusters fit in processing clusters, not only in SMs: an H200 holds 15 clusters of 8
     // blocks of 1024 threads (16 rows would need a second wave), 17 of 6, 30 of 4 (bench_topk's
-    // context). Take the largest
-    // smaller cluster that holds every row at once, unless its slices of the declared width
-    // would stream from global memory where c's sit in shared memory (a streamed slice costs
-    // more than the second wave: 32 x 131K took 85 us in clusters of 2, 53 in two waves of 4).
+    // context). Take the largest smaller cluster that holds every row at once, unless its slices
+    // of the declared width would stream from global memory where c's sit in shared memory (a
+    // streamed slice costs more than the second wave: 32 x 131K took 85 us in clusters of 2, 53
+    // in two waves of 4).
     const int64_t held = smem_t::max_slice(d.budget[1]);
     const auto streams = [&](int b) { return (std::max<int64_t>(s.width, 0) + b - 1) / b > held; };
     const auto holds_every_row = [&](int b) {

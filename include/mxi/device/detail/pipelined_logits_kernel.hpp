@@ -26,6 +26,7 @@
 // instructions and most of its barrier stalls).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -300,7 +301,7 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
     if (Rows == 1 || it.rows == 1) {
       score_tiles(std::integral_constant<int, 1>{});
     } else if (Rows == 2 || it.rows == 2) {
-      score_tiles(std::integral_constant < int, Rows<2 ? Rows : 2>{});
+      score_tiles(std::integral_constant<int, std::min(Rows, 2)>{});
     } else {
       score_tiles(std::integral_constant<int, Rows>{});
     }
