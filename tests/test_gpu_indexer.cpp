@@ -316,6 +316,36 @@ TEST_CASE("gpu: broken request data gives all -1 rows and the device error bits"
       CHECK(check_topk_row(w, exact_row(w, t), g.topk.data() + t * 256, g.args.topk) == "");
 }
 
+TEST_CASE("gpu workspace: a decode batch of 256 rows at max_model_len 1M is one chunk", "[gpu]") {
+  // The workspace holds one chunk of score rows, 4 MiB each at 1M: all 256 of them, publishing
+  // too, where 512 rows take two chunks of 256. workspace_bytes reads no device memory.
+  workload_spec s = decode_spec(512, 64, 1, 7);
+  s.max_model_len = int64_t{1} << 20;
+  const host_workload w = make_workload(s);
+  const size_t row_scores = size_t{4} << 20;
+  for (const int rows : {256, 512})
+    for (const bool publish : {false, true}) {
+      indexer_args a = w.indexer();
+      a.queries.num_tokens = rows;
+      a.requests.num_requests = rows;
+      a.topk.indices = reinterpret_cast<int32_t*>(16);  // sized, never written
+      if (publish) {
+        a.candidates.blocks = reinterpret_cast<int32_t*>(16);
+        a.candidates.num_blocks = a.candidates.stride = 512;
+        a.candidates.block_size = 8;
+      }
+      size_t bytes = 0;
+      const status st = workspace_bytes(a, backend::gpu, bytes);
+      INFO(st.message());
+      REQUIRE(st.ok());
+      INFO("rows " << rows << " publish " << publish << " bytes " << bytes);
+      // Chunks of 256 rows: each row's scores, and at most 1 MiB more a row (the select's
+      // scratch, the block keys, the plan).
+      CHECK(bytes >= 256 * row_scores);
+      CHECK(bytes < 256 * (row_scores + (size_t{1} << 20)));
+    }
+}
+
 TEST_CASE("gpu: arguments the GPU cannot take are refused by name", "[gpu]") {
   REQUIRE_GPU();
   const host_workload w = make_workload(decode_spec(1, 100, 1, 51));

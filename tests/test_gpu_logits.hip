@@ -453,6 +453,18 @@ TEST_CASE("GPU logits: head counts, tied keys, a long single row", "[gpu][logits
   }
 }
 
+TEST_CASE("GPU logits: more requests than the plan keeps in shared memory", "[gpu][logits]") {
+  // Past plan_shared_requests the plan keeps its search table in the workspace; past
+  // fused_row_requests row_info takes its two kernels.
+  REQUIRE_GPU();
+  const int requests = device::detail::plan_shared_requests + 52;
+  static_assert(device::fused_row_requests < device::detail::plan_shared_requests + 52);
+  for (const arch::target target : targets_here()) {
+    INFO(name_of(target));
+    check_dense(testing::make_workload(testing::decode_spec(requests, 80, 1, 17)), target);
+  }
+}
+
 TEST_CASE("GPU logits: many tiles a block, its ring lapped many times", "[gpu][logits][large]") {
   // Each block's producer and consumer warps lap the sm90 kernel's ring dozens of times at their
   // own paces: a barrier wait that let one of them through a phase early (the parity waits cannot

@@ -144,8 +144,8 @@ status quantize_q(const q_quantize_args& args, const execution& exec);
 /// caller passes a logits buffer), S the select's per-row scratch (20 KB, 8 bytes per 4096
 /// columns of W, 4 k more in score order, 4 W / cbs more when publishing), P each candidate
 /// column's page and token (entry B: 8 NCB x cbs; 0 for entry A), and C = T split evenly
-/// into the fewest chunks of at most 1 GiB; plus the logits plan (16 bytes a row of a chunk, 20 a
-/// request) and, for entry B, the prepared pool (4 (NCB + 1) bytes a token); each part 256-byte
+/// into the fewest chunks of at most 1.25 GiB; plus the logits plan (16 bytes a row of a chunk, 20
+/// a request) and, for entry B, the prepared pool (4 (NCB + 1) bytes a token); each part 256-byte
 /// aligned. It does not depend on the rows' lengths, which live on the device.
 status workspace_bytes(const indexer_args& args, backend b, size_t& bytes);
 status workspace_bytes(const candidate_indexer_args& args, backend b, size_t& bytes);

@@ -29,9 +29,11 @@ namespace {
 using device::topk_shape;
 
 /// Per-row scratch of one chunk (scores, select, publish) stays under this: a decode batch of up to
-/// 256 rows at max_model_len 1M takes one chunk (the scores are [rows][max_model_len] fp32, as
-/// the engines' own logits buffers are).
-constexpr size_t chunk_budget = size_t{1} << 30;
+/// 256 rows at max_model_len 1M takes one chunk, publishing too (4 MiB of scores a row, as the
+/// engines' own [rows][max_model_len] fp32 logits buffers are, 512 KiB of block keys at cbs 8 and
+/// the select's 23 KB). With 1 GiB such a batch ran as two chunks of 128 rows: two plans, two
+/// logits kernels and two selects of half the rows each.
+constexpr size_t chunk_budget = size_t{5} << 28;
 
 /// Score rows the workspace holds start on 16 bytes: the one-block top-k reads them 16 bytes at
 /// a time.

@@ -81,17 +81,24 @@ MXI_DEVICE bool query_starts_broken(const row_info_problem& p) {
   return __syncthreads_or(bad) != 0;
 }
 
+/// Request r's entries of the batch: its rows [lo, hi) and its length. Loaded before the checks
+/// that read all of query_start_loc, so that both are one round of loads.
+struct request_span {
+  int32_t lo, hi, len;
+  MXI_DEVICE request_span(const row_info_problem& p, int r)
+      : lo(p.query_start_loc[r]), hi(p.query_start_loc[r + 1]), len(p.seq_lens[r]) {}
+};
+
 /// The first bad block-table column request r's rows need (INT32_MAX when none), -1 when the
 /// request itself is broken (query_start_loc known monotone and in range here), returned and left
 /// in `bad`, a cell (shared or global) the block's threads combine in. Every thread of the block
 /// calls it.
-MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, int32_t* bad,
-                                 uint32_t* error_word) {
+MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, const request_span& s,
+                                 int32_t* bad, uint32_t* error_word) {
   const bool lead = threadIdx.x == 0;
   if (lead) *bad = INT32_MAX;
   __syncthreads();  // before any thread's atomicMin, after the last request's read
-  const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
-  const int32_t len = p.seq_lens[r];
+  const int32_t lo = s.lo, hi = s.hi, len = s.len;
   if (len < hi - lo) {  // also catches negative lengths
     if (lead) {
       *bad = -1;
@@ -164,6 +171,7 @@ __global__ void check_and_compute_rows(row_info_problem p, row_info* rows, uint3
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
   const int r = static_cast<int>(blockIdx.x);
+  const request_span span(p, r);
   if (query_starts_broken(p)) {
     if (r == 0 && threadIdx.x == 0) raise(error_word, device_error_query_start_loc);
     // Tokens belong to no request: block r clears its share of the rows.
@@ -172,9 +180,8 @@ __global__ void check_and_compute_rows(row_info_problem p, row_info* rows, uint3
     for (int64_t t = begin + threadIdx.x; t < end; t += blockDim.x) rows[t] = row_info{-1, -1};
     return;
   }
-  const int32_t bad_column = check_request(p, r, &bad, error_word);
-  for (int64_t t = p.query_start_loc[r] + threadIdx.x; t < p.query_start_loc[r + 1];
-       t += blockDim.x)
+  const int32_t bad_column = check_request(p, r, span, &bad, error_word);
+  for (int64_t t = span.lo + threadIdx.x; t < span.hi; t += blockDim.x)
     rows[t] = row_of(p, r, t, p.query_start_loc, bad_column, error_word);
 }
 
@@ -192,12 +199,12 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
     }
   }
   for (int r = blockIdx.x; r < p.num_requests; r += gridDim.x) {  // uniform over the block
-    const int32_t lo = p.query_start_loc[r], hi = p.query_start_loc[r + 1];
-    if (lo > hi || lo < 0 || hi > p.num_tokens) {  // block 0 flags the batch
+    const request_span span(p, r);
+    if (span.lo > span.hi || span.lo < 0 || span.hi > p.num_tokens) {  // block 0 flags the batch
       if (lead) first_bad[r] = INT32_MAX;
       continue;
     }
-    check_request(p, r, &first_bad[r], error_word);
+    check_request(p, r, span, &first_bad[r], error_word);
   }
 }
 
