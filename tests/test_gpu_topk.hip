@@ -485,7 +485,8 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
       REQUIRE(p.blocks >= 1);
       REQUIRE(p.blocks <= config::cluster_blocks_max);
       REQUIRE((rows * p.blocks >= d.sms || p.blocks == config::cluster_blocks_max ||
-               rows * p.blocks * 2 > d.sms * d.resident_max));
+               rows * p.blocks * 2 > d.sms * d.resident_max ||
+               width / (p.blocks * 2) < device::detail::min_cluster_slice));
       REQUIRE((p.blocks == 1 || rows * p.blocks / 2 < d.sms));  // the fewest that fill the GPU
       REQUIRE(p.slice_max <= smem_t::steps::max_columns);
       REQUIRE(p.smem == smem_t::bytes(p.slice_max));
@@ -499,6 +500,9 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
     }
   REQUIRE(plan(64, int64_t{1} << 20).blocks == 4);
   REQUIRE(plan(1, 32768).blocks == config::cluster_blocks_max);  // one row takes the most
+  // ... that leave slices of at least 4096 columns.
+  REQUIRE(plan(1, 16384).blocks == 4);
+  REQUIRE(plan(1, 5000).blocks == 1);
   // A cap of 8, 16 for 2 to 4 rows (sm90's tuning): one row keeps 8, four take 16, five 8.
   const auto plan_few = [&](int64_t rows) {
     return device::detail::plan_cluster<threads>(device::topk_shape{rows, int64_t{1} << 20, 2048},
@@ -508,6 +512,9 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   REQUIRE(plan_few(2).blocks == 16);
   REQUIRE(plan_few(4).blocks == 16);
   REQUIRE(plan_few(5).blocks == 8);
+  REQUIRE(
+      device::detail::plan_cluster<threads>(device::topk_shape{4, 32768, 2048}, d, 8, 0, 0, 4, 16)
+          .blocks == 8);  // slices of 4096, not 2048
   REQUIRE(plan(32, 131072).blocks == 8);
   d.max_blocks = 8;  // a device that places no 16-block cluster
   REQUIRE(plan(1, 32768).blocks == std::min(8, config::cluster_blocks_max));
@@ -521,8 +528,8 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   d.clusters[2] = 66;
   d.clusters[4] = 32;
   d.clusters[8] = 15;
-  REQUIRE(plan(16, 16384).blocks == 4);
-  REQUIRE(plan(15, 16384).blocks == 8);
+  REQUIRE(plan(16, 32768).blocks == 4);
+  REQUIRE(plan(15, 32768).blocks == 8);
   REQUIRE(plan(33, 32768).blocks == 2);
   // ... unless the smaller cluster's slices of the declared width would stream from global memory
   // where 8's sit in shared memory; where 8's stream too, the wave decides.
@@ -534,9 +541,10 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   const int h200[] = {0, 0, 66, 39, 30, 22, 17, 15, 15};
   for (int c = 2; c <= 8; ++c) d.clusters[c] = h200[c];
   REQUIRE(plan(32, 131072).blocks == 3);
-  REQUIRE(plan(16, 16384).blocks == 6);
+  REQUIRE(plan(16, 32768).blocks == 6);
   REQUIRE(plan(16, int64_t{1} << 20).blocks == 6);
-  REQUIRE(plan(15, 16384).blocks == 8);
+  REQUIRE(plan(15, 32768).blocks == 8);
+  REQUIRE(plan(16, 16384).blocks == 4);  // the candidate call's select: slices of 4096
   // Rows of 32K (no slice streams at any size): every row's cluster is resident at once.
   for (int64_t rows = 1; rows <= 64; ++rows) {
     const auto p = plan(rows, 32768);

@@ -288,9 +288,16 @@ platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit,
   return e;
 }
 
+/// Clusters grow no further than slices of this many columns of the declared width: more blocks'
+/// histograms and counts cost a shorter slice more than its share of the row saves (H200,
+/// bench_topk: one 32K row in 4 / 8 / 16 blocks 16.8 / 15.7 / 17.3 us, 4 x 32K in 8 / 16 blocks
+/// 15.4 / 16.7 us, 16 x 16384 in 4 / 6 blocks 13.7 / 14.5 us).
+inline constexpr int64_t min_cluster_slice = 4096;
+
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
 /// `blocks_max`, or `few_rows_blocks_max` for 2 to `few_rows` rows, and the device's largest)
-/// that launch a block per multiprocessor, fewer (any count) where the SMs or the processing
+/// that launch a block per multiprocessor and leave slices of at least min_cluster_slice columns
+/// of the declared width, fewer (any count) where the SMs or the processing
 /// clusters would not hold them all at once; the shared memory that lets that many blocks stay
 /// resident at once, and no more than the widest slice of `s.width` columns needs (`slice_cap` > 0
 /// caps it further).
@@ -304,7 +311,7 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
     const int most = std::min(few ? few_rows_blocks_max : blocks_max, d.max_blocks);
     const int64_t resident_blocks = static_cast<int64_t>(d.sms) * d.resident_max;
     c = 1;
-    while (c * 2 <= most && s.rows * c < d.sms) c *= 2;
+    while (c * 2 <= most && s.rows * c < d.sms && s.width / (c * 2) >= min_cluster_slice) c *= 2;
     // More blocks than stay resident at once would run in a second wave: as many as do, each a
     // wider slice, leave a few SMs idle but finish sooner.
     if (c > 1 && s.rows * c > resident_blocks)
