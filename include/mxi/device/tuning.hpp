@@ -26,7 +26,9 @@ struct topk_tuning {
   /// The cluster select (detail/topk_cluster_kernel.hpp), ascending-position output: the most
   /// blocks a row's cluster takes (0: no cluster path, the one-block kernel and the passes
   /// instead), and a cluster block's threads. The launcher takes the fewest blocks a row (a power
-  /// of two) that give the GPU a block per multiprocessor, up to this many.
+  /// of two) that give the GPU a block per multiprocessor, up to this many and no more than leave
+  /// slices of min_cluster_slice columns; fewer where the processing clusters would not hold
+  /// every row's cluster (detail::plan_cluster).
   int cluster_blocks_max;
   int cluster_threads;
   /// A cluster block's threads where the rows alone would launch more than one wave of
