@@ -328,12 +328,14 @@ struct device_problem {
     error_word.fill_bytes(0);
   }
 
-  /// launch_row_info; batches of up to `fuse_up_to` requests take its single kernel.
-  void compute_rows(int fuse_up_to = device::fused_row_requests) {
+  /// launch_row_info; batches of up to `fuse_up_to` requests take its single kernel, of up to
+  /// `wide_up_to` in its wide blocks.
+  void compute_rows(int fuse_up_to = device::fused_row_requests,
+                    int wide_up_to = device::wide_row_requests) {
     const device::row_info_problem p = device::row_info_problem_of(
         args.queries, args.cache, args.requests, args.compress_ratio, args.max_model_len);
     gpu_check(device::launch_row_info(p, rows.data(), row_ws.data(), error_word.data(), nullptr,
-                                      fuse_up_to),
+                                      fuse_up_to, wide_up_to),
               "launch_row_info");
   }
 
@@ -600,9 +602,12 @@ TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logi
 
 TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows", "[gpu][row_info]") {
   REQUIRE_GPU();
-  // The single kernel (the default for 4 requests) and the two-kernel path of larger batches.
-  const int fuse_up_to = GENERATE(device::fused_row_requests, 0);
-  INFO("fuse_up_to " << fuse_up_to);
+  // The single kernel in wide blocks (the default for 4 requests) and in narrow ones, and the
+  // two-kernel path of larger batches.
+  const int path = GENERATE(0, 1, 2);
+  const int fuse_up_to = path == 2 ? 0 : device::fused_row_requests;
+  const int wide_up_to = path == 0 ? device::wide_row_requests : 0;
+  INFO("fuse_up_to " << fuse_up_to << " wide_up_to " << wide_up_to);
   testing::workload_spec s = testing::decode_spec(4, 300, 2, 31);
   s.block_size = 16;
   testing::host_workload w = testing::make_workload(s);
@@ -613,7 +618,7 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   // max_model_len one short of request 3's longest row.
   w.max_model_len = w.seq_lens[3] - 1;
   device_problem d(w);
-  d.compute_rows(fuse_up_to);
+  d.compute_rows(fuse_up_to, wide_up_to);
   const std::vector<device::row_info> rows = d.rows.download();
   const uint32_t bits = d.error_word.download()[0];
   CHECK(bits == (device_error_block_table | device_error_seq_len | device_error_max_model_len));
@@ -631,7 +636,7 @@ TEST_CASE("GPU row_info: broken requests set error bits and drop only their rows
   d.inputs.query_start_loc.upload(qsl);
   d.error_word.fill_bytes(0);
   d.rows.fill_bytes(0x55);  // every row must be written
-  d.compute_rows(fuse_up_to);
+  d.compute_rows(fuse_up_to, wide_up_to);
   CHECK((d.error_word.download()[0] & device_error_query_start_loc) != 0u);
   for (const device::row_info& r : d.rows.download()) {
     CHECK(r.visible == -1);

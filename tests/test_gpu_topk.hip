@@ -580,8 +580,11 @@ TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids, and resolves 
   for (int ncb : {1, 7, 300, 600, 2000, 4096}) {
     const int cbs = ncb % 2 ? 8 : 5;
     const int bs = ncb % 3 ? 64 : 16;
-    const int rows = 9, longest = static_cast<int>(std::min<int64_t>(max_visible, 40000)),
-              num_pages = 3000;
+    // 9 rows take 8 prep blocks each (max_prep_parts), 40 take 3, 70 one.
+    const int rows = ncb == 300    ? 70
+                     : ncb == 2000 ? 40
+                                   : 9,
+              longest = static_cast<int>(std::min<int64_t>(max_visible, 40000)), num_pages = 3000;
     const int64_t table_stride = (longest + bs - 1) / bs;
     std::vector<int32_t> visible(rows), ids(static_cast<size_t>(rows) * ncb), starts(rows + 1);
     std::vector<int32_t> table(static_cast<size_t>(rows * table_stride));

@@ -13,6 +13,7 @@
 //            block radix sort; on sm90 the block then writes every column's page and token.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -79,6 +80,7 @@ struct candidate_prep_problem {
   platform::divider by_cbs, by_block_size;
   bool beside_prior;
   bool bitmap;  ///< every live id is below prep_bitmap_words x 32: dedupe through a bitmap
+  int parts;    ///< blocks a row: each prepares the row alike and writes its share of the slots
 };
 
 /// Ids below this many words' bits (131072: max_model_len 1M in blocks of 8) are deduplicated and
@@ -86,12 +88,18 @@ struct candidate_prep_problem {
 /// length covers) instead of sorted: one pass, where the sort took five of four bits each.
 inline constexpr int prep_bitmap_words = 4096;
 
-/// Block-wide: the slots of every column of row `row` (see candidate_slot_sink), from its
-/// `count` kept ids in `kept`. Each thread resolves a batch of columns before it stores any, so
-/// that their block-table loads are in flight together.
+/// Calls of fewer rows than this give each row several prep blocks (candidate_prep_problem::parts,
+/// at most max_prep_parts), so that the slots' block-table loads spread over about this many
+/// multiprocessors: 16 rows of 2048 x 8 in one block each took 13.6-14.9 us (Nsight Compute on
+/// the H200), longer than the row checks and the plan beside it.
+inline constexpr int prep_target_blocks = 128, max_prep_parts = 8;
+
+/// Block-wide: the slots of part `part` of the columns of row `row` (see candidate_slot_sink),
+/// from its `count` kept ids in `kept`. Each thread resolves a batch of columns before it stores
+/// any, so that their block-table loads are in flight together.
 template <int Threads>
 MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint32_t count,
-                            const uint32_t* kept, int64_t row) {
+                            const uint32_t* kept, int64_t row, int part) {
   constexpr int batch = 16;
   const candidate_slot_sink& sink = p.slots;
   const uint32_t columns = static_cast<uint32_t>(p.num_blocks) * static_cast<uint32_t>(p.cbs);
@@ -105,13 +113,17 @@ MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint
   const int32_t last_page =
       sink.num_pages > 0 ? static_cast<int32_t>(sink.num_pages - 1) : INT32_MAX;
   int2* out = reinterpret_cast<int2*>(sink.pairs) + row * static_cast<int64_t>(columns);
-  for (uint32_t c0 = threadIdx.x; c0 < columns; c0 += batch * Threads) {
+  const uint32_t per =
+      (columns + static_cast<uint32_t>(p.parts) - 1) / static_cast<uint32_t>(p.parts);
+  const uint32_t first = per * static_cast<uint32_t>(part);
+  const uint32_t last = min(columns, first + per);
+  for (uint32_t c0 = first + threadIdx.x; c0 < last; c0 += batch * Threads) {
     int2 s[batch];
 #pragma unroll
     for (int b = 0; b < batch; ++b) {
       const uint32_t c = c0 + b * Threads;
       s[b] = make_int2(0, -1);
-      if (c >= columns) continue;
+      if (c >= last) continue;
       const uint32_t block = p.by_cbs.quotient(c);
       if (block >= count) continue;
       const int64_t pos = static_cast<int64_t>(kept[block]) * p.cbs + p.by_cbs.remainder(c, block);
@@ -124,16 +136,17 @@ MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint
 #pragma unroll
     for (int b = 0; b < batch; ++b) {
       const uint32_t c = c0 + b * Threads;
-      if (c >= columns) continue;
+      if (c >= last) continue;
       if (s[b].y >= 0) s[b].x = min(max(s[b].x, 0), last_page);
       out[c] = s[b];
     }
   }
 }
 
-/// One block per row: sort, dedupe and compact the row's live ids; `counts[row]` gets how many;
-/// then, where asked, every column's page id and token. Live ids are below 2^id_bits - 1, which
-/// stands for "none" and sorts after them: the sort looks at id_bits bits only.
+/// p.parts blocks a row, each: sort, dedupe and compact the row's live ids, the first block writing
+/// them and `counts[row]`, how many; then, where asked, its part of the columns' page ids and
+/// tokens. Live ids are below 2^id_bits - 1, which stands for "none" and sorts after them: the
+/// sort looks at id_bits bits only.
 template <int Threads, int Items, class Rows>
 __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_problem p,
                                                                  Rows rows) {
@@ -153,7 +166,9 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
   __shared__ int cell;
   uint32_t* sorted = shared.sorted;
 
-  const int64_t row = blockIdx.x;
+  const int64_t row = blockIdx.x / static_cast<unsigned>(p.parts);
+  const int part = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.parts));
+  const bool writes_ids = part == 0;
   int32_t raw[Items];  // loaded before the row is located, so that both are in flight together
 #pragma unroll
   for (int j = 0; j < Items; ++j) {
@@ -199,7 +214,7 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
       for (uint32_t bits = mine[q]; bits != 0; bits &= bits - 1) {
         const uint32_t kept =
             (threadIdx.x * words_a_thread + q) * 32 + static_cast<uint32_t>(__ffs(bits) - 1);
-        out[slot] = static_cast<int32_t>(kept);
+        if (writes_ids) out[slot] = static_cast<int32_t>(kept);
         if (slots) sorted[slot] = kept;
         ++slot;
       }
@@ -225,7 +240,7 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
     uint32_t slot = first;
 #pragma unroll
     for (int j = 0; j < Items; ++j)
-      if (kept & (1u << j)) out[slot++] = static_cast<int32_t>(id[j]);
+      if (writes_ids && (kept & (1u << j))) out[slot++] = static_cast<int32_t>(id[j]);
     if (slots) {
       __syncthreads();  // every thread's reads of `sorted` are done: it now takes the kept ids
       slot = first;
@@ -234,11 +249,13 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
         if (kept & (1u << j)) sorted[slot++] = id[j];
     }
   }
-  for (int i = static_cast<int>(count) + threadIdx.x; i < p.num_blocks; i += Threads) out[i] = -1;
-  if (threadIdx.x == 0) p.counts[row] = static_cast<int32_t>(count);
+  if (writes_ids) {
+    for (int i = static_cast<int>(count) + threadIdx.x; i < p.num_blocks; i += Threads) out[i] = -1;
+    if (threadIdx.x == 0) p.counts[row] = static_cast<int32_t>(count);
+  }
   if (slots) {
     __syncthreads();  // the kept ids are in
-    write_slots<Threads>(p, info, count, sorted, row);
+    write_slots<Threads>(p, info, count, sorted, row, part);
   }
   if (p.beside_prior) platform::wait_for_prior_grid();
 }
@@ -246,9 +263,10 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
 template <int Threads, class Rows>
 platform::error_t launch_prep(const candidate_prep_problem& p, int64_t rows, Rows row_source,
                               platform::stream_t stream) {
-  return platform::launch(&candidate_prep_kernel<Threads, 4, Rows>,
-                          {dim3(static_cast<unsigned>(rows)), Threads, 0, 1, /*chained=*/true},
-                          stream, p, row_source);
+  return platform::launch(
+      &candidate_prep_kernel<Threads, 4, Rows>,
+      {dim3(static_cast<unsigned>(rows * p.parts)), Threads, 0, 1, /*chained=*/true}, stream, p,
+      row_source);
 }
 
 /// Calls f(std::integral_constant<int, T>{}) with the fewest threads T, a power of two from 128
@@ -324,6 +342,10 @@ platform::error_t launch_candidate_prep(
   p.by_block_size = platform::divider(static_cast<uint32_t>(slots.block_size));
   p.beside_prior = beside_prior;
   p.bitmap = limit <= int64_t{detail::prep_bitmap_words} * 32;
+  p.parts = slots.pairs == nullptr
+                ? 1
+                : static_cast<int>(std::clamp<int64_t>(detail::prep_target_blocks / rows, 1,
+                                                       detail::max_prep_parts));
   // Deduplicating through the bitmap and writing slots, the block takes its most threads: a row's
   // NCB x cbs columns (16K for a pool of 2048 x 8) then take one round of block-table loads a
   // thread (Nsight Compute on the H200, 16 rows of 2048 x 8: 13.8 us for the prep against 17.0

@@ -116,8 +116,8 @@ MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, const request
                        : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
   if (needed > p.block_table_stride) needed = p.block_table_stride;
   const int32_t* table = p.block_table + static_cast<int64_t>(r) * p.block_table_stride;
-  // Eight loads in flight a thread rather than one at a time (a 128K-token request's 2048
-  // columns are then one round trip, not eight).
+  // Eight loads in flight a thread rather than one at a time (a 512K-token request's 8192
+  // columns are then one round trip at 1024 threads, not eight).
   constexpr int batch = 8;
   for (int64_t base = threadIdx.x; base < needed; base += batch * blockDim.x) {
     int32_t page[batch];
@@ -165,8 +165,16 @@ MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const in
   return out;
 }
 
+/// check_and_compute_rows' block for batches of up to wide_row_requests requests: a request reads
+/// its block-table columns in one round up to 8192 of them (16 requests of 128K tokens, up to
+/// 2662 columns each, took two rounds at 256). Larger batches take 256 threads a request: theirs
+/// are short, and 256 requests of 8K took 1.4 us longer at 1024 (H200, session 25).
+inline constexpr int request_threads = 1024, narrow_request_threads = 256;
+
 /// check_requests and compute_rows in one launch, a block per request (see the file comment).
-__global__ void check_and_compute_rows(row_info_problem p, row_info* rows, uint32_t* error_word) {
+__global__ __launch_bounds__(request_threads) void check_and_compute_rows(row_info_problem p,
+                                                                          row_info* rows,
+                                                                          uint32_t* error_word) {
   __shared__ int32_t bad;
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
@@ -280,21 +288,26 @@ struct batch_rows {
 };
 
 /// Batches of up to this many requests take one kernel (each of its blocks reads all R + 1 entries
-/// of query_start_loc: 4 KiB at most).
-inline constexpr int fused_row_requests = 1024;
+/// of query_start_loc: 4 KiB at most), of up to wide_row_requests in blocks of 1024 threads.
+inline constexpr int fused_row_requests = 1024, wide_row_requests = 128;
 
 /// Fills rows[0, T). `workspace` holds row_info_workspace(R) bytes; `error_word` may be null.
 /// The kernels are chained (platform/launch.hpp): the calls after them start sooner. Batches of
-/// 1 .. `fuse_up_to` requests take the single kernel (tests lower it to reach both paths).
+/// 1 .. `fuse_up_to` requests take the single kernel, of up to `wide_up_to` in its wide blocks
+/// (tests lower both to reach every path).
 inline platform::error_t launch_row_info(const row_info_problem& p, row_info* rows, void* workspace,
                                          uint32_t* error_word, platform::stream_t stream,
-                                         int fuse_up_to = fused_row_requests) {
+                                         int fuse_up_to = fused_row_requests,
+                                         int wide_up_to = wide_row_requests) {
   constexpr int threads = 256, max_request_blocks = 4096;
-  if (p.num_requests > 0 && p.num_requests <= fuse_up_to)
-    return platform::launch(
-        &detail::check_and_compute_rows,
-        {dim3(static_cast<unsigned>(p.num_requests)), threads, 0, 1, /*chained=*/true}, stream, p,
-        rows, error_word);
+  if (p.num_requests > 0 && p.num_requests <= fuse_up_to) {
+    const unsigned block =
+        p.num_requests <= wide_up_to ? detail::request_threads : detail::narrow_request_threads;
+    return platform::launch(&detail::check_and_compute_rows,
+                            {dim3(static_cast<unsigned>(p.num_requests)), block, 0, 1,
+                             /*chained=*/true},
+                            stream, p, rows, error_word);
+  }
   auto* first_bad = static_cast<int32_t*>(workspace);
   platform::error_t e = platform::success;
   if (p.num_requests > 0) {
