@@ -8,9 +8,10 @@
 //            their count: what paged_logits' candidate mode reads. Since only the newest block
 //            can be partial, the valid columns of a compact candidate row [block slot][cbs] are
 //            one prefix (candidate_columns in select_rows.hpp), and column order is position
-//            order: the top-k runs on it unchanged. A block a row: ids below 131072 go through a
-//            bitmap in shared memory (a bit an id, then a scan of the words), others through a
-//            block radix sort; on sm90 the block then writes every column's page and token.
+//            order: the top-k runs on it unchanged. A block a row (up to 8 in calls of few
+//            rows, each doing the same): ids below 131072 go through a bitmap in shared memory
+//            (a bit an id, then a scan of the words), others through a block radix sort; on sm90
+//            each block then writes its share of the columns' pages and tokens.
 #pragma once
 
 #include <algorithm>

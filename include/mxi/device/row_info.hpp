@@ -1,6 +1,7 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Batches of up to fused_row_requests requests take one kernel:
-//   check_and_compute_rows: a block per request. Every block reads all of query_start_loc
+//   check_and_compute_rows: a block per request (1024 threads up to 128 requests, else 256).
+//     Every block reads all of query_start_loc
 //     (monotone from 0 to T, or the whole batch is broken and every row is -1); then block r
 //     checks request r (0 <= n_r <= seq_lens[r], and every page id its rows within max_model_len
 //     need in [0, NB), keeping the first bad column, so only the rows that need it are dropped)
