@@ -168,9 +168,10 @@ MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const in
 
 /// check_and_compute_rows' block for batches of up to wide_row_requests requests: a request reads
 /// its block-table columns in one round up to 8192 of them (16 requests of 128K tokens, up to
-/// 2662 columns each, took two rounds at 256). Larger batches take 256 threads a request: theirs
-/// are short, and 256 requests of 8K took 1.4 us longer at 1024 (H200, session 25).
-inline constexpr int request_threads = 1024, narrow_request_threads = 256;
+/// 2662 columns each, took two rounds at 256). Larger batches take launch_row_info's 256 threads
+/// a request: theirs are short, and 256 requests of 8K took 1.4 us longer at 1024 (H200, session
+/// 25).
+inline constexpr int request_threads = 1024;
 
 /// check_requests and compute_rows in one launch, a block per request (see the file comment).
 __global__ __launch_bounds__(request_threads) void check_and_compute_rows(row_info_problem p,
@@ -302,8 +303,7 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
                                          int wide_up_to = wide_row_requests) {
   constexpr int threads = 256, max_request_blocks = 4096;
   if (p.num_requests > 0 && p.num_requests <= fuse_up_to) {
-    const unsigned block =
-        p.num_requests <= wide_up_to ? detail::request_threads : detail::narrow_request_threads;
+    const unsigned block = p.num_requests <= wide_up_to ? detail::request_threads : threads;
     return platform::launch(&detail::check_and_compute_rows,
                             {dim3(static_cast<unsigned>(p.num_requests)), block, 0, 1,
                              /*chained=*/true},
