@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <set>
 #include <vector>
@@ -747,6 +748,83 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
       CHECK(values.download() == want_v);
       CHECK(scales.download() == want_s);
     }
+}
+
+/// Blocks of 32 bf16 values holding every bf16 bit pattern at six scales: variant v of block b
+/// is patterns 32b .. 32b + 31 (one sign and exponent, a quarter of the mantissas), where for
+/// v > 0 element (b + 7v) % 32 is replaced by the block's largest magnitude times 2^v, so the
+/// other values fall v binades lower against the block's scale, through every rounding boundary
+/// of E2M1 (ties to even included), subnormals, NaN and infinity blocks among them.
+std::vector<uint16_t> every_bf16_at_six_scales() {
+  std::vector<uint16_t> xb;
+  for (int v = 0; v < 6; ++v)
+    for (uint32_t b = 0; b < 2048; ++b) {
+      uint16_t largest = 0;
+      for (uint32_t i = 0; i < 32; ++i)
+        largest = std::max<uint16_t>(largest, (32 * b + i) & 0x7FFF);
+      for (uint32_t i = 0; i < 32; ++i) {
+        uint16_t x = static_cast<uint16_t>(32 * b + i);
+        if (v > 0 && i == (b + 7 * v) % 32) {
+          const float anchor = std::ldexp(from_bf16(largest), v);
+          x = std::isfinite(anchor) ? to_bf16(anchor) : largest;  // a NaN block stays one
+        }
+        xb.push_back(x);
+      }
+    }
+  return xb;
+}
+
+TEST_CASE("GPU quantizers encode every bf16 value as format::quantize_block does",
+          "[gpu][quantize][writer]") {
+  REQUIRE_GPU();
+  // The bf16 source takes its own path on sm90 (arch/bf16_pairs.hpp: two elements an
+  // instruction); the Q quantizer runs it 4 lanes a block, the writer 1.
+  const std::vector<uint16_t> xb = every_bf16_at_six_scales();
+  const int64_t blocks = static_cast<int64_t>(xb.size() / 32);
+  const device_buffer<uint16_t> dxb(xb);
+  for (const auto rule : {format::scale_rule::ceil, format::scale_rule::floor}) {
+    std::vector<uint8_t> want_v(xb.size() / 2), want_s(static_cast<size_t>(blocks));
+    format::quantize_row([&](int i) { return from_bf16(xb[i]); }, static_cast<int>(xb.size()),
+                         want_v.data(), want_s.data(), rule);
+    device_buffer<uint8_t> values(want_v.size()), scales(want_s.size());
+    device::q_quantize_problem p;
+    p.q = {dxb.data(), true};
+    p.num_rows = blocks;
+    p.head_dim = 32;
+    p.values = values.data();
+    p.scales = scales.data();
+    p.rule = rule;
+    gpu_check(device::launch_quantize_q(p, nullptr), "quantize");
+    INFO("rule " << int(rule));
+    CHECK(values.download() == want_v);
+    CHECK(scales.download() == want_s);
+
+    // The writer: one token of D 32 a block, slot = token, pages of 64 in the linear layout.
+    const int bs = 64;
+    const int64_t pages = blocks / bs, stride = bs * (16 + 1);
+    std::vector<int64_t> slots(static_cast<size_t>(blocks));
+    std::iota(slots.begin(), slots.end(), 0);
+    const device_buffer<int64_t> dslots(slots);
+    device_buffer<uint8_t> dcache(static_cast<size_t>(pages * stride));
+    device::k_cache_write_problem w;
+    w.k = {dxb.data(), true};
+    w.num_tokens = blocks;
+    w.head_dim = 32;
+    w.slot_mapping = dslots.data();
+    w.cache = dcache.data();
+    w.num_pages = pages;
+    w.page_stride = stride;
+    w.block_size = bs;
+    w.rule = rule;
+    gpu_check(device::launch_k_cache_write(w, cache_layout::linear, nullptr, nullptr), "write");
+    std::vector<uint8_t> cache(dcache.size());
+    const layout::page_shape shape{bs, 32};
+    for (int64_t t = 0; t < blocks; ++t)
+      layout::write_token<layout::linear>(cache.data() + t / bs * stride, shape,
+                                          static_cast<int>(t % bs), want_v.data() + 16 * t,
+                                          want_s.data() + t);
+    CHECK(dcache.download() == cache);
+  }
 }
 
 TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][writer]") {

@@ -9,7 +9,8 @@
 // busy; 138 with 4). Everything but the per-element encode is paid once a lane (the loads'
 // addresses, the scale, the destination's slot and addresses), so more elements a lane pay it
 // less often. A small job (the Q quantizer's 16K blocks) wants the opposite: more lanes, shorter
-// chains.
+// chains. On sm90 a bf16 source is quantized as it lies, two elements a word, with packed bf16x2
+// arithmetic (arch/bf16_pairs.hpp): about half the float path's instructions an element.
 //
 // Contract: every lane of the wave calls group_quantize (groups are aligned: lanes Lanes*g ..
 // Lanes*g + Lanes - 1 hold one block, lane i of the group its elements [i n, (i + 1) n),
@@ -18,7 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "mxi/arch/bf16_pairs.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
@@ -63,22 +66,29 @@ struct float_source {
       }
       return;
     }
-    const uint16_t* h = static_cast<const uint16_t*>(data) + i;
     uint32_t w[N / 2];
+    load(i, w);
+#pragma unroll
+    for (int j = 0; j < N / 2; ++j) {
+      x[2 * j] = bit_cast<float>(w[j] << 16);
+      x[2 * j + 1] = bit_cast<float>(w[j] & 0xFFFF0000u);
+    }
+  }
+
+  /// bf16 elements [i, i + 2M) as M words of two (element i + 2j in the low half of word j).
+  template <int M>
+  MXI_DEVICE void load(int64_t i, uint32_t (&w)[M]) const {
+    static_assert(M % 4 == 0, "whole 16-byte vectors");
+    const uint16_t* h = static_cast<const uint16_t*>(data) + i;
     if (vectors) {
 #pragma unroll
-      for (int v = 0; v < N / 8; ++v) {
+      for (int v = 0; v < M / 4; ++v) {
         const uint4 q = reinterpret_cast<const uint4*>(h)[v];
         w[4 * v] = q.x, w[4 * v + 1] = q.y, w[4 * v + 2] = q.z, w[4 * v + 3] = q.w;
       }
     } else {
 #pragma unroll
-      for (int j = 0; j < N / 2; ++j) w[j] = h[2 * j] | (static_cast<uint32_t>(h[2 * j + 1]) << 16);
-    }
-#pragma unroll
-    for (int j = 0; j < N / 2; ++j) {
-      x[2 * j] = bit_cast<float>(w[j] << 16);
-      x[2 * j + 1] = bit_cast<float>(w[j] & 0xFFFF0000u);
+      for (int j = 0; j < M; ++j) w[j] = h[2 * j] | (static_cast<uint32_t>(h[2 * j + 1]) << 16);
     }
   }
 #endif
@@ -95,29 +105,82 @@ struct quantized_lane {
 
 #if MXI_GPU_COMPILER
 
-/// Quantizes the block held by this lane's group (see the file comment).
+namespace detail {
+
+/// The block's largest magnitude as fp32 bits (NaN above infinity above every finite value),
+/// from the group's lanes, each holding its own (integer max: the float order for magnitudes).
 template <int Lanes>
-MXI_DEVICE quantized_lane<Lanes> group_quantize(const float (&x)[quantize_group<Lanes>::elems],
-                                                format::scale_rule rule) {
-  using group = quantize_group<Lanes>;
-  // Largest magnitude as bits: for non-negative floats the integer order is the float order, and
-  // every NaN lies above infinity, so one integer max finds amax and whether the block is finite.
-  uint32_t amax = 0;
-#pragma unroll
-  for (int j = 0; j < group::elems; ++j) amax = max(amax, bit_cast<uint32_t>(x[j]) & 0x7FFFFFFFu);
+MXI_DEVICE uint32_t group_amax_bits(uint32_t amax) {
   if constexpr (Lanes > 1) {
     for (int m = 1; m < Lanes; m *= 2)
       amax = max(amax, platform::group_shuffle_xor<Lanes>(amax, m));
   }
+  return amax;
+}
+
+template <int Lanes>
+MXI_DEVICE uint32_t lane_amax_bits(const float (&x)[quantize_group<Lanes>::elems]) {
+  uint32_t amax = 0;
+#pragma unroll
+  for (int j = 0; j < quantize_group<Lanes>::elems; ++j)
+    amax = max(amax, bit_cast<uint32_t>(x[j]) & 0x7FFFFFFFu);
+  return amax;
+}
+
+template <int Lanes>
+MXI_DEVICE uint32_t lane_amax_bits(const uint32_t (&w)[quantize_group<Lanes>::elems / 2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
+  uint32_t pairs = 0;
+#pragma unroll
+  for (int j = 0; j < quantize_group<Lanes>::elems / 2; ++j)
+    pairs = arch::max_u16x2(pairs, w[j] & 0x7FFF7FFFu);
+  return max(pairs << 16, pairs & 0xFFFF0000u);  // bf16 bits are the top half of fp32's
+#else
+  static_assert(Lanes < 0, "bf16 pairs are quantized on sm90 only (arch::bf16_pairs_native)");
+  return 0;
+#endif
+}
+
+template <int Lanes>
+MXI_DEVICE void encode_lane(const float (&x)[quantize_group<Lanes>::elems], int e,
+                            quantized_lane<Lanes>& q) {
+  const float inverse_scale = format::decode_e8m0(static_cast<uint8_t>(127 - e));
+#pragma unroll
+  for (int j = 0; j < quantize_group<Lanes>::elems; ++j)
+    q.packed[j / 8] |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale))
+                       << (4 * (j % 8));
+}
+
+template <int Lanes>
+MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2], int e,
+                            quantized_lane<Lanes>& q) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
+  const uint32_t inverse_scale = static_cast<uint32_t>(127 - e) << 7;  // 2^-e, normal, as bf16
+#pragma unroll
+  for (int k = 0; k < quantize_group<Lanes>::words; ++k) {
+    uint32_t c[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      c[j] = arch::encode_e2m1_pair(w[4 * k + j], inverse_scale * 0x00010001u);
+    q.packed[k] = arch::pack_code_pairs(c[0], c[1], c[2], c[3]);
+  }
+#endif
+}
+
+}  // namespace detail
+
+/// Quantizes the block held by this lane's group (see the file comment): `x` is the lane's
+/// elements as floats, or as bf16 pairs (uint32_t, where arch::bf16_pairs_native).
+template <int Lanes, class Lane>
+MXI_DEVICE quantized_lane<Lanes> group_quantize(const Lane& x, format::scale_rule rule) {
+  // Largest magnitude as bits: for non-negative floats the integer order is the float order, and
+  // every NaN lies above infinity, so one integer max finds amax and whether the block is finite.
+  const uint32_t amax = detail::group_amax_bits<Lanes>(detail::lane_amax_bits<Lanes>(x));
   quantized_lane<Lanes> q{};
   q.scale = format::nan_scale;
   if (amax >= 0x7F800000u) return q;  // a NaN or an infinity: the group agrees, no shuffle follows
   const int e = format::block_exponent_from_bits(amax, rule);
-  const float inverse_scale = format::decode_e8m0(static_cast<uint8_t>(127 - e));
-#pragma unroll
-  for (int j = 0; j < group::elems; ++j)
-    q.packed[j / 8] |= static_cast<uint32_t>(format::encode_e2m1_by_rounding(x[j] * inverse_scale))
-                       << (4 * (j % 8));
+  detail::encode_lane<Lanes>(x, e, q);
   q.scale = static_cast<uint8_t>(e + 127);
   return q;
 }
@@ -140,18 +203,22 @@ MXI_DEVICE void store_packed(uint8_t* to, const quantized_lane<Lanes>& q) {
 /// writer loads its slot there) before it quantizes, so that all those loads are in flight
 /// together; then it calls `dest.store(place, lane, quantized_lane<Lanes>)` (lane: its index in
 /// the group) for each block in range. Every lane of the wave calls it.
-template <int Lanes, int Blocks, class Destination>
-MXI_DEVICE void quantize_blocks(const float_source& src, int64_t num_blocks, int64_t first,
-                                int64_t stride, int lane, format::scale_rule rule,
-                                const Destination& dest) {
+namespace detail {
+
+/// quantize_blocks with each lane's share held as Element: float, or uint32_t (bf16 pairs).
+template <int Lanes, int Blocks, class Element, class Destination>
+MXI_DEVICE void quantize_runs(const float_source& src, int64_t num_blocks, int64_t first,
+                              int64_t stride, int lane, format::scale_rule rule,
+                              const Destination& dest) {
   using group = quantize_group<Lanes>;
-  float x[Blocks][group::elems];
+  constexpr int n = std::is_same_v<Element, float> ? group::elems : group::elems / 2;
+  Element x[Blocks][n];
   decltype(dest.locate(int64_t{0})) place[Blocks];
 #pragma unroll
   for (int r = 0; r < Blocks; ++r) {
     const int64_t b = first + r * stride;
 #pragma unroll
-    for (int j = 0; j < group::elems; ++j) x[r][j] = 0.0f;
+    for (int j = 0; j < n; ++j) x[r][j] = Element{};
     if (b < num_blocks) {
       src.load(b * format::block_elems + lane * group::elems, x[r]);
       place[r] = dest.locate(b);
@@ -162,6 +229,20 @@ MXI_DEVICE void quantize_blocks(const float_source& src, int64_t num_blocks, int
     const quantized_lane<Lanes> q = group_quantize<Lanes>(x[r], rule);
     if (first + r * stride < num_blocks) dest.store(place[r], lane, q);
   }
+}
+
+}  // namespace detail
+
+template <int Lanes, int Blocks, class Destination>
+MXI_DEVICE void quantize_blocks(const float_source& src, int64_t num_blocks, int64_t first,
+                                int64_t stride, int lane, format::scale_rule rule,
+                                const Destination& dest) {
+  if constexpr (arch::bf16_pairs_native) {
+    if (src.bf16)
+      return detail::quantize_runs<Lanes, Blocks, uint32_t>(src, num_blocks, first, stride, lane,
+                                                            rule, dest);
+  }
+  detail::quantize_runs<Lanes, Blocks, float>(src, num_blocks, first, stride, lane, rule, dest);
 }
 
 #endif  // MXI_GPU_COMPILER
