@@ -777,7 +777,7 @@ std::vector<uint16_t> every_bf16_at_six_scales() {
 TEST_CASE("GPU quantizers encode every bf16 value as format::quantize_block does",
           "[gpu][quantize][writer]") {
   REQUIRE_GPU();
-  // The bf16 source takes its own path on sm90 (arch/bf16_pairs.hpp: two elements an
+  // The bf16 source takes its own path on sm90 (format/bf16_pairs.hpp: two elements an
   // instruction); the Q quantizer runs it 4 lanes a block, the writer 1.
   const std::vector<uint16_t> xb = every_bf16_at_six_scales();
   const int64_t blocks = static_cast<int64_t>(xb.size() / 32);

@@ -10,7 +10,7 @@
 // addresses, the scale, the destination's slot and addresses), so more elements a lane pay it
 // less often. A small job (the Q quantizer's 16K blocks) wants the opposite: more lanes, shorter
 // chains. On sm90 a bf16 source is quantized as it lies, two elements a word, with packed bf16x2
-// arithmetic (arch/bf16_pairs.hpp): about half the float path's instructions an element.
+// arithmetic (format/bf16_pairs.hpp): about half the float path's instructions an element.
 //
 // Contract: every lane of the wave calls group_quantize (groups are aligned: lanes Lanes*g ..
 // Lanes*g + Lanes - 1 hold one block, lane i of the group its elements [i n, (i + 1) n),
@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "mxi/arch/bf16_pairs.hpp"
+#include "mxi/format/bf16_pairs.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/platform/intrinsics.hpp"
 
@@ -133,10 +133,10 @@ MXI_DEVICE uint32_t lane_amax_bits(const uint32_t (&w)[quantize_group<Lanes>::el
   uint32_t pairs = 0;
 #pragma unroll
   for (int j = 0; j < quantize_group<Lanes>::elems / 2; ++j)
-    pairs = arch::max_u16x2(pairs, w[j] & 0x7FFF7FFFu);
+    pairs = format::max_u16x2(pairs, w[j] & 0x7FFF7FFFu);
   return max(pairs << 16, pairs & 0xFFFF0000u);  // bf16 bits are the top half of fp32's
 #else
-  static_assert(Lanes < 0, "bf16 pairs are quantized on sm90 only (arch::bf16_pairs_native)");
+  static_assert(Lanes < 0, "bf16 pairs are quantized on sm90 only (format::bf16_pairs_native)");
   return 0;
 #endif
 }
@@ -161,8 +161,8 @@ MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2
     uint32_t c[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
-      c[j] = arch::encode_e2m1_pair(w[4 * k + j], inverse_scale * 0x00010001u);
-    q.packed[k] = arch::pack_code_pairs(c[0], c[1], c[2], c[3]);
+      c[j] = format::encode_e2m1_pair(w[4 * k + j], inverse_scale * 0x00010001u);
+    q.packed[k] = format::pack_code_pairs(c[0], c[1], c[2], c[3]);
   }
 #endif
 }
@@ -170,7 +170,7 @@ MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2
 }  // namespace detail
 
 /// Quantizes the block held by this lane's group (see the file comment): `x` is the lane's
-/// elements as floats, or as bf16 pairs (uint32_t, where arch::bf16_pairs_native).
+/// elements as floats, or as bf16 pairs (uint32_t, where format::bf16_pairs_native).
 template <int Lanes, class Lane>
 MXI_DEVICE quantized_lane<Lanes> group_quantize(const Lane& x, format::scale_rule rule) {
   // Largest magnitude as bits: for non-negative floats the integer order is the float order, and
@@ -237,7 +237,7 @@ template <int Lanes, int Blocks, class Destination>
 MXI_DEVICE void quantize_blocks(const float_source& src, int64_t num_blocks, int64_t first,
                                 int64_t stride, int lane, format::scale_rule rule,
                                 const Destination& dest) {
-  if constexpr (arch::bf16_pairs_native) {
+  if constexpr (format::bf16_pairs_native) {
     if (src.bf16)
       return detail::quantize_runs<Lanes, Blocks, uint32_t>(src, num_blocks, first, stride, lane,
                                                             rule, dest);

@@ -22,7 +22,7 @@
 #include <cuda_bf16.h>
 #endif
 
-namespace mxi::arch {
+namespace mxi::format {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
 inline constexpr bool bf16_pairs_native = true;
@@ -79,4 +79,4 @@ MXI_DEVICE uint32_t pack_code_pairs(uint32_t c01, uint32_t c23, uint32_t c45, ui
 
 #endif
 
-}  // namespace mxi::arch
+}  // namespace mxi::format
