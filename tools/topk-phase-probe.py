@@ -40,8 +40,8 @@ MARKERS = [
      "  platform::allow_next_grid();\n  STAMP(0);\n  auto& head"),
     ("block::fine_first_digit{});\n",
      "block::fine_first_digit{});\n    STAMP(1);\n"),
-    ("    const block::radix_pick first = pick(head.hist[0], t.rest);\n",
-     "    const block::radix_pick first = pick(head.hist[0], t.rest);\n    STAMP(2);\n"
+    ("        push ? push_pick(head.hist[0], t.rest) : pick(head.hist[0], t.rest);\n",
+     "        push ? push_pick(head.hist[0], t.rest) : pick(head.hist[0], t.rest);\n    STAMP(2);\n"
      "    if (threadIdx.x == 0) probe_stamps[blockIdx.x][14] = first.count;\n"),
     ("      t.rest = first.rest;\n",
      "      STAMP(3);\n      t.rest = first.rest;\n"),
@@ -58,8 +58,8 @@ MARKERS = [
      "  STAMP(8);\n  // Streamed slices are compacted"),
     ("  if (tid == 0) {\n    head.above = above;",
      "  STAMP(10);\n  if (tid == 0) {\n    head.above = above;"),
-    ("  uint32_t above_before = 0, equal_before = 0;\n  for",
-     "  STAMP(11);\n  uint32_t above_before = 0, equal_before = 0;\n  for"),
+    ("  // Lane q < rank of every warp reads block q's counts",
+     "  STAMP(11);\n  // Lane q < rank of every warp reads block q's counts"),
     ("  if (!alone) platform::cluster_wait();",
      "  STAMP(12);\n  if (!alone) platform::cluster_wait();"),
 ]

@@ -79,6 +79,16 @@ MXI_DEVICE void cluster_arrive_relaxed(uint32_t read) {
   __syncthreads();
 #endif
 }
+/// The barrier in two halves, for writes another block reads later (arrive with release, then
+/// cluster_wait with acquire): shared-memory writes before the arrive are visible to every block
+/// after its wait. Work between the two halves hides the barrier's latency.
+MXI_DEVICE void cluster_arrive() {
+#if MXI_PLATFORM_CLUSTERS
+  cooperative_groups::this_cluster().barrier_arrive();
+#else
+  __syncthreads();
+#endif
+}
 MXI_DEVICE void cluster_wait() {
 #if MXI_PLATFORM_CLUSTERS
   cooperative_groups::this_cluster().barrier_wait();

@@ -4,11 +4,13 @@
 // actual length (lengths(row), read on the device), so the cost follows the work, never the width.
 //
 //   first     when every slice sits in shared memory (copied in while its first digit is
-//             counted), the first digit is block::fine_digit, an fp16-like cut of the score: after
-//             a cluster barrier the C histograms are summed bin by bin through distributed shared
-//             memory (in rank order: integers, so every block gets the same counts), directly in
-//             small clusters and from 4 blocks up in two steps (each block sums a 1/C share of
-//             the bins, a second barrier, then each bin is read from its owner). The bin holding
+//             counted), the first digit is block::fine_digit, an fp16-like cut of the score: the
+//             C histograms are summed bin by bin through distributed shared memory (integers, so
+//             every block gets the same counts), after a cluster barrier directly in small
+//             clusters, and from 4 blocks up by the bins' owners (block q owns a 1/C share: every
+//             block adds its nonzero counts into the owners' sums with remote atomics, then one
+//             barrier, and each bin is read from its owner; the owners' sums were zeroed before
+//             the stage, behind a split barrier). The bin holding
 //             the k-th largest key keeps a few hundred keys of N(0, 1) rows where the top 11 bits'
 //             would keep thousands: each block marks its keys above / in that bin (the compaction
 //             masks), appends the bin's keys to a list, and after a cluster barrier every block
@@ -161,6 +163,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   // The bin of the cluster's histogram (every block's `hist`, summed) holding the rest-th largest
   // key, the same in every block. Starts with the barrier that brings every block's counts in.
   const bool reduced = blocks >= reduced_counts_min_blocks;
+  const unsigned span = (digits::max_bins + blocks - 1) / blocks;  // bins a block owns (reduced)
   const auto pick = [&](uint32_t* hist, uint32_t rest) {
     sync();
     if (alone) return steps::find::find(static_cast<const uint32_t*>(hist), rest, head.step.find);
@@ -168,12 +171,23 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     // hist[1] holds the sums: every block read this block's sums of the last pass before this
     // pass's first barrier, and its counts (hist[0]) before the last pass's second one.
     uint32_t* sum = head.hist[1];
-    const unsigned span = (digits::max_bins + blocks - 1) / blocks;
     const cluster_counts all{hist, blocks};
     for (unsigned b = rank * span + tid; b < (rank + 1) * span && b < digits::max_bins;
          b += Threads)
       sum[b] = all[b];
     platform::cluster_sync();  // every block's sums are in
+    return steps::find::find(reduced_counts{sum, span}, rest, head.step.find);
+  };
+  // The first pick of a resident row in clusters of reduced_counts_min_blocks up: each block adds
+  // its counts into the bins' owners' sums (remote atomics), one barrier where `pick` pulls them
+  // in two. The sums were zeroed and published by the arrive before the stage.
+  const bool push = resident && reduced;
+  const auto push_pick = [&](const uint32_t* hist, uint32_t rest) {
+    uint32_t* sum = head.hist[1];
+    platform::cluster_wait();  // every owner's sums are zero
+    for (unsigned b = tid; b < digits::max_bins; b += Threads)
+      if (hist[b] != 0) atomicAdd(platform::cluster_shared(sum, b / span) + b, hist[b]);
+    platform::cluster_sync();  // every block's counts are in their owners' sums
     return steps::find::find(reduced_counts{sum, span}, rest, head.step.find);
   };
 
@@ -182,12 +196,17 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   block::window_tally tally;  // of a resident slice
   bool tallied = false;
   if (tid == 0) head.own_count = 0;
+  if (push) {
+    for (int b = tid; b < digits::max_bins; b += Threads) head.hist[1][b] = 0;
+    platform::cluster_arrive();  // push_pick's wait
+  }
   steps::clear(head.hist[0]);
   if (resident) {
     // The first pass counts the fine first digit: its bin (whose keys the cluster gathers) holds
     // few keys where the top bits' would hold thousands.
     staged = steps::stage(slice, true, head.hist[0], tile, block::fine_first_digit{});
-    const block::radix_pick first = pick(head.hist[0], t.rest);
+    const block::radix_pick first =
+        push ? push_pick(head.hist[0], t.rest) : pick(head.hist[0], t.rest);
     if (first.count <= smem_t::pool_keys) {
       const uint32_t lo = static_cast<uint32_t>(block::fine_digit_start(first.bin));
       const uint32_t hi = static_cast<uint32_t>(block::fine_digit_start(first.bin + 1) - 1);
@@ -283,11 +302,13 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     head.equal = equal;
   }
   sync();  // every slice's counts are in
-  uint32_t above_before = 0, equal_before = 0;
-  for (unsigned q = 0; q < rank; ++q) {
-    above_before += *platform::cluster_shared(&head.above, q);
-    equal_before += *platform::cluster_shared(&head.equal, q);
-  }
+  // Lane q < rank of every warp reads block q's counts, and the warp sums them: one round of
+  // remote reads, where a loop over the blocks before this one took `rank` rounds.
+  const unsigned lane = static_cast<unsigned>(tid) % 32;
+  uint32_t above_before = lane < rank ? *platform::cluster_shared(&head.above, lane) : 0;
+  uint32_t equal_before = lane < rank ? *platform::cluster_shared(&head.equal, lane) : 0;
+  above_before = platform::wave_sum<32>(above_before);
+  equal_before = platform::wave_sum<32>(equal_before);
   // This block reads no other block's shared memory after this: the barrier only keeps every
   // block's counts alive until the last read of them, so its arrive needs no release.
   if (!alone) platform::cluster_arrive_relaxed(above_before + equal_before);
