@@ -8,8 +8,14 @@ driver that runs launch_topk on fp32 N(0, 1) rows (the bench_topk shapes, k 2048
 reading 256 MiB) and prints, per phase, the median and largest time over the blocks. The
 stamps' barriers add a little to each phase; compare phases, not totals with bench_topk.
 
-    tools/topk-phase-probe.py build/h200/topk-probe     # writes and compiles (nvcc, sm_90a)
-    build/h200/topk-probe/probe_topk [read|code|hot]    # on the GPU
+    tools/topk-phase-probe.py build/h200/topk-probe [--split-stage]  # writes, compiles (sm_90a)
+    build/h200/topk-probe/probe_topk [read|code|hot]                 # on the GPU
+
+--split-stage: after the stage (which loads the slice, copies it into shared memory and counts
+its first digit), the copy counts the slice again from shared memory ("count from smem": the
+atomics without the loads) and then copies it again from global memory without counting ("copy
+from L2": the loads without the atomics); compare the two with the stage. The phases after them
+are unchanged but start later.
 
 The flush: `read` (default) evicts the L2 before each call, the scores and the kernel's code
 alike; `code` then runs the same select on a second copy of the rows, so that the timed call
@@ -168,6 +174,15 @@ int main(int argc, char** argv) {
                 " first bin median %lld keys, largest %lld\n", rows, cols, width,
                 flush_kind.c_str(), times[times.size() / 2], blocks, pool[pool.size() / 2],
                 pool.back());
+    for (int p : {13, 15}) {  // --split-stage: each since the stamp before it (1, then 13)
+      std::vector<double> d;
+      for (int i = 0; i < blocks; ++i)
+        if (stamps[i][p] != 0) d.push_back((stamps[i][p] - stamps[i][p == 13 ? 1 : 13]) / cycles_per_us);
+      if (d.empty()) continue;
+      std::sort(d.begin(), d.end());
+      std::printf("  %-16s median %6.2f us  max %6.2f us\n", p == 13 ? "count from smem" : "copy from L2",
+                  d[d.size() / 2], d.back());
+    }
     std::vector<double> total;
     for (int p = 1; p <= 12; ++p) {
       std::vector<double> d;
@@ -199,12 +214,27 @@ int main(int argc, char** argv) {
 '''
 
 
+# --split-stage: after stamp 1, count the staged slice again (stamp 13), then stage it again from
+# global memory without counting (stamp 15), into `own` (free until the gather: hist[1] may hold
+# the first pick's zeroed sums).
+SPLIT_STAGE = ("block::fine_first_digit{});\n    STAMP(1);\n",
+               "block::fine_first_digit{});\n    STAMP(1);\n"
+               "    steps::clear(head.own);\n"
+               "    steps::sweep(staged, true, block::fine_first_digit{}, head.own,\n"
+               "                 [](int, const uint4&) {});\n"
+               "    STAMP(13);\n"
+               "    steps::stage(slice, false, head.own, tile, block::fine_first_digit{});\n"
+               "    STAMP(15);\n")
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = [a for a in sys.argv[1:] if a != "--split-stage"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    out = os.path.abspath(sys.argv[1])
+    out = os.path.abspath(args[0])
     text = open(os.path.join(ROOT, KERNEL)).read()
-    for marker, stamped in MARKERS:
+    markers = MARKERS + ([SPLIT_STAGE] if "--split-stage" in sys.argv[1:] else [])
+    for marker, stamped in markers:
         if text.count(marker) != 1:
             sys.exit(f"topk-phase-probe: marker not found once in {KERNEL}:\n{marker}")
         text = text.replace(marker, stamped)
