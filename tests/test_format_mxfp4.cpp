@@ -1,6 +1,7 @@
 // The MXFP4 codec (include/mxi/format/mxfp4.hpp) against the format rules of docs/semantics.md,
 // with expected values derived independently in double precision (no call into the code under
 // test); the score's relu (format/relu.hpp) beside it.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "catch.hpp"
 #include "mxfp4_oracle.hpp"
+#include "mxi/format/bf16_pairs.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/format/relu.hpp"
 
@@ -244,6 +246,53 @@ TEST_CASE("The GPU quantizers' bitwise exponent and encode equal block_exponent 
       for (uint32_t d = 0; d < 2048; ++d) compare(at - 1024 + d);
     }
   CHECK(compared == (int64_t{1} << 23) + 16 * 5 * 2048);
+}
+
+TEST_CASE("The bf16 pairs encode equals the independent rounding for every finite bf16 value",
+          "[format]") {
+  // format/bf16_pairs.hpp, the sm90 quantizers' bf16 path (here its portable stand-ins, the same
+  // functions): every finite bf16 pattern beside its neighbour, at block exponents from 10 below
+  // its own (saturated) to 3 above (scaled into [2^-4, 2^-3)) and at both extremes.
+  const auto from_bf16 = [](uint32_t b) { return mxi::bit_cast<float>(b << 16); };
+  int64_t compared = 0;
+  for (uint32_t p = 0; p < 0x10000u; p += 2) {
+    if (((p >> 7) & 0xFFu) == 0xFFu) continue;  // NaN and infinity: the quantizers stop before
+    const uint32_t w = p | ((p + 1) << 16);
+    const int own = static_cast<int>((p >> 7) & 0xFFu) - 127;
+    std::vector<int> exponents{-127, 126};
+    for (int e = own - 10; e <= own + 3; ++e)
+      if (e > -127 && e < 126) exponents.push_back(e);
+    for (int e : exponents) {
+      const uint32_t inverse = static_cast<uint32_t>(127 - e) << 7;  // 2^-e as bf16
+      const uint32_t pair = fmt::encode_e2m1_pair(w, inverse | (inverse << 16));
+      if ((pair & 0xFFF0FFF0u) != 0)
+        FAIL_CHECK("bits outside the codes, pattern " << p << " e " << e);
+      for (uint32_t i = 0; i < 2; ++i) {
+        const double scaled = std::ldexp(static_cast<double>(from_bf16(p + i)), -e);
+        if (((pair >> (16 * i)) & 0xFu) != expected_code(scaled))
+          FAIL_CHECK("pattern " << p + i << " at e " << e << ": code "
+                                << ((pair >> (16 * i)) & 0xFu) << ", want "
+                                << int(expected_code(scaled)));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 2 * 32000 * 14);
+}
+
+TEST_CASE("bf16 pairs: code pairs pack into nibbles in element order, u16 lanes max apart",
+          "[format]") {
+  std::mt19937 rng(7);
+  for (int t = 0; t < 10000; ++t) {
+    uint32_t code[8], pairs[4];
+    for (uint32_t& c : code) c = rng() % 16;
+    for (int j = 0; j < 4; ++j) pairs[j] = code[2 * j] | (code[2 * j + 1] << 16);
+    const uint32_t packed = fmt::pack_code_pairs(pairs[0], pairs[1], pairs[2], pairs[3]);
+    for (int i = 0; i < 8; ++i) REQUIRE(((packed >> (4 * i)) & 0xFu) == code[i]);
+    const uint32_t a = rng(), b = rng(), m = fmt::max_u16x2(a, b);
+    REQUIRE((m & 0xFFFFu) == std::max(a & 0xFFFFu, b & 0xFFFFu));
+    REQUIRE((m >> 16) == std::max(a >> 16, b >> 16));
+  }
 }
 
 TEST_CASE("Blocks holding NaN or infinity", "[format]") {

@@ -129,16 +129,11 @@ MXI_DEVICE uint32_t lane_amax_bits(const float (&x)[quantize_group<Lanes>::elems
 
 template <int Lanes>
 MXI_DEVICE uint32_t lane_amax_bits(const uint32_t (&w)[quantize_group<Lanes>::elems / 2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
   uint32_t pairs = 0;
 #pragma unroll
   for (int j = 0; j < quantize_group<Lanes>::elems / 2; ++j)
     pairs = format::max_u16x2(pairs, w[j] & 0x7FFF7FFFu);
   return max(pairs << 16, pairs & 0xFFFF0000u);  // bf16 bits are the top half of fp32's
-#else
-  static_assert(Lanes < 0, "bf16 pairs are quantized on sm90 only (format::bf16_pairs_native)");
-  return 0;
-#endif
 }
 
 template <int Lanes>
@@ -154,7 +149,6 @@ MXI_DEVICE void encode_lane(const float (&x)[quantize_group<Lanes>::elems], int 
 template <int Lanes>
 MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2], int e,
                             quantized_lane<Lanes>& q) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
   const uint32_t inverse_scale = static_cast<uint32_t>(127 - e) << 7;  // 2^-e, normal, as bf16
 #pragma unroll
   for (int k = 0; k < quantize_group<Lanes>::words; ++k) {
@@ -164,13 +158,13 @@ MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2
       c[j] = format::encode_e2m1_pair(w[4 * k + j], inverse_scale * 0x00010001u);
     q.packed[k] = format::pack_code_pairs(c[0], c[1], c[2], c[3]);
   }
-#endif
 }
 
 }  // namespace detail
 
 /// Quantizes the block held by this lane's group (see the file comment): `x` is the lane's
-/// elements as floats, or as bf16 pairs (uint32_t, where format::bf16_pairs_native).
+/// elements as floats, or as bf16 pairs (uint32_t; quantize_blocks takes them where
+/// format::bf16_pairs_native, the portable stand-ins being slower than the float path).
 template <int Lanes, class Lane>
 MXI_DEVICE quantized_lane<Lanes> group_quantize(const Lane& x, format::scale_rule rule) {
   // Largest magnitude as bits: for non-negative floats the integer order is the float order, and
