@@ -5,8 +5,9 @@ Nsight Compute says the top-k is latency-bound (few instructions, most cycles wa
 of its barrier-separated phases the time goes to. This builds a copy of the kernel with a stamp
 after each phase (a block barrier, then clock64() by thread 0 into a __device__ table), and a
 driver that runs launch_topk on fp32 N(0, 1) rows (the bench_topk shapes, k 2048, L2 flushed by
-reading 256 MiB) and prints, per phase, the median and largest time over the blocks. The
-stamps' barriers add a little to each phase; compare phases, not totals with bench_topk.
+reading 256 MiB, bench/l2_flush.hpp) and prints, per phase, the median and largest time over the
+blocks. The stamps' barriers add a little to each phase; compare phases, not totals with
+bench_topk.
 
     tools/topk-phase-probe.py build/h200/topk-probe [--split-stage]  # writes, compiles (sm_90a)
     build/h200/topk-probe/probe_topk [read|code|hot]                 # on the GPU
@@ -77,21 +78,11 @@ DRIVER = r'''// Written by tools/topk-phase-probe.py: per-phase times of the clu
 #include <string>
 #include <vector>
 
+#include "l2_flush.hpp"
 #include "mxi/device/topk.hpp"
 
 using namespace mxi;
 static long long stamps[8192][16];
-
-// Evicts the L2 by reading 256 MiB (a memset would leave dirty lines for the top-k to write back).
-__global__ void read_flush(const uint4* data, size_t vectors, uint32_t* sink) {
-  uint32_t acc = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < vectors;
-       i += size_t{gridDim.x} * blockDim.x) {
-    const uint4 x = data[i];
-    acc ^= x.x ^ x.y ^ x.z ^ x.w;
-  }
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
 
 int main(int argc, char** argv) {
   const std::string flush_kind = argc > 1 ? argv[1] : "read";
@@ -109,9 +100,6 @@ int main(int argc, char** argv) {
                          "gather",        "pool copy",     "pool passes", "refine + scan",
                          "slice passes",  "",              "tally",      "slice counts",
                          "place"};
-  void* flush = nullptr;
-  cudaMalloc(&flush, size_t{256} << 20);
-  cudaMemset(flush, 1, size_t{256} << 20);
   for (const auto& s : shapes) {
     const long rows = s[0], cols = s[1], width = s[2];
     const int k = 2048;
@@ -146,8 +134,7 @@ int main(int argc, char** argv) {
     };
     for (int it = 0; it < 11; ++it) {
       if (flush_kind != "hot")
-        read_flush<<<1056, 512>>>(static_cast<const uint4*>(flush), (size_t{256} << 20) / 16,
-                                  static_cast<uint32_t*>(flush));
+        bench::flush_l2(/*memset=*/false);  // reading: a memset leaves dirty lines to write back
       if (flush_kind == "code") select(other);
       cudaMemcpyToSymbol(probe_stamps, zero, sizeof(zero));
       cudaEventRecord(a);
@@ -248,6 +235,7 @@ def main():
     nvcc = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
     cmd = [nvcc, "-O3", "-DNDEBUG", "-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr",
            "-I" + os.path.join(out, "include"), "-I" + os.path.join(ROOT, "include"),
+           "-I" + os.path.join(ROOT, "bench"), "-I" + os.path.join(ROOT, "tests", "common"),
            driver, "-o", os.path.join(out, "probe_topk")]
     print(" ".join(cmd))
     return subprocess.call(cmd)
