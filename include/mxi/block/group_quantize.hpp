@@ -149,13 +149,13 @@ MXI_DEVICE void encode_lane(const float (&x)[quantize_group<Lanes>::elems], int 
 template <int Lanes>
 MXI_DEVICE void encode_lane(const uint32_t (&w)[quantize_group<Lanes>::elems / 2], int e,
                             quantized_lane<Lanes>& q) {
-  const uint32_t inverse_scale = static_cast<uint32_t>(127 - e) << 7;  // 2^-e, normal, as bf16
+  // 2^-e (a normal power of two) as bf16, in both halves.
+  const uint32_t inverse_scale = (static_cast<uint32_t>(127 - e) << 7) * 0x00010001u;
 #pragma unroll
   for (int k = 0; k < quantize_group<Lanes>::words; ++k) {
     uint32_t c[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      c[j] = format::encode_e2m1_pair(w[4 * k + j], inverse_scale * 0x00010001u);
+    for (int j = 0; j < 4; ++j) c[j] = format::encode_e2m1_pair(w[4 * k + j], inverse_scale);
     q.packed[k] = format::pack_code_pairs(c[0], c[1], c[2], c[3]);
   }
 }

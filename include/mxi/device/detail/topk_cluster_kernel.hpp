@@ -304,7 +304,7 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   sync();  // every slice's counts are in
   // Lane q < rank of every warp reads block q's counts, and the warp sums them: one round of
   // remote reads, where a loop over the blocks before this one took `rank` rounds.
-  const unsigned lane = static_cast<unsigned>(tid) % 32;
+  const unsigned lane = static_cast<unsigned>(platform::lane_id<32>());
   uint32_t above_before = lane < rank ? *platform::cluster_shared(&head.above, lane) : 0;
   uint32_t equal_before = lane < rank ? *platform::cluster_shared(&head.equal, lane) : 0;
   above_before = platform::wave_sum<32>(above_before);
