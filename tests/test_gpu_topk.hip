@@ -330,6 +330,35 @@ TEST_CASE("gpu top-k: more segments than blocks a row, beside short rows", "[gpu
   }
 }
 
+/// Counts the floats whose device score_key differs from the contract's order written out
+/// (NaN lowest and all equal, -0 with +0, negative scores below positive ones, bits kept), and
+/// the least such bit pattern.
+__global__ void score_key_mismatches(uint32_t* count, uint32_t* least) {
+  const uint64_t step = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+       i < (uint64_t{1} << 32); i += step) {
+    const auto bits = static_cast<uint32_t>(i);
+    uint32_t want = bits >> 31 ? ~bits : bits | 0x80000000u;
+    if (bits == 0x80000000u) want = 0x80000000u;       // -0 is +0
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) want = 0;  // NaN
+    if (block::score_key(__uint_as_float(bits)) != want) {
+      atomicAdd(count, 1u);
+      atomicMin(least, bits);
+    }
+  }
+}
+
+TEST_CASE("gpu score_key: every float's key is the contract's order", "[gpu][topk]") {
+  REQUIRE_GPU();
+  device_buffer<uint32_t> count(std::vector<uint32_t>{0});
+  device_buffer<uint32_t> least(std::vector<uint32_t>{0xFFFFFFFFu});
+  score_key_mismatches<<<1024, 256>>>(count.data(), least.data());
+  gpu_check(platform::last_error(), "score_key_mismatches");
+  gpu_check(platform::device_synchronize(), "synchronize");
+  INFO("least mismatching bits 0x" << std::hex << least.download()[0]);
+  REQUIRE(count.download()[0] == 0u);
+}
+
 TEST_CASE("gpu top-k: NaN lowest, then -inf, finite, +inf", "[gpu][topk]") {
   REQUIRE_GPU();
   const float nan = std::numeric_limits<float>::quiet_NaN();

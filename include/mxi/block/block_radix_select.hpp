@@ -6,8 +6,9 @@
 // for a row split over the blocks of a cluster, whose histograms are summed across the cluster and
 // whose compaction starts each block at the counts of the slices before it.
 //
-// Rows. A row is anything with `n`, `offset` (0 .. 3), `vector_count()` and `vector(v)`: vector v
-// holds columns [4v - offset, 4v - offset + 4) (columns outside [0, n) are ignored). key_row is a
+// Rows. A row is anything with `n`, `offset` (0 .. 3), `vector_count()`, `load(v)`, `keys(words)`
+// and `vector(v)` (= keys(load(v))): vector v holds columns [4v - offset, 4v - offset + 4)
+// (columns outside [0, n) are ignored), load reads its words and keys converts them. key_row is a
 // row in shared memory, global_key_row one read (and converted with key_of) from global memory.
 //
 // Contract
@@ -36,6 +37,8 @@ struct key_row {
   int offset;  ///< 0 .. 3
   int n;       ///< columns
   MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
+  MXI_DEVICE uint4 load(int v) const { return vectors[v]; }
+  MXI_DEVICE static uint4 keys(const uint4& words) { return words; }
   MXI_DEVICE uint4 vector(int v) const { return vectors[v]; }
   /// Word i (column i - offset).
   MXI_DEVICE uint32_t word(int i) const { return reinterpret_cast<const uint32_t*>(vectors)[i]; }
@@ -47,9 +50,12 @@ namespace detail {
 /// the four fall in one bin and so do those of every lane beside it (ties: all-equal rows, runs of
 /// zeros), one atomic adds them all: the atomics of a wave on one address serialize. Random rows
 /// almost never take that branch, so they pay three compares a vector for it; a thread's runs of
-/// equal digits counted apart cost about a dozen instructions and two branches a key.
+/// equal digits counted apart cost about a dozen instructions and two branches a key. Skips:
+/// whether a digit may be -1; without, every key's atomic is unconditional (a branch a key less).
+template <bool Skips>
 MXI_DEVICE void count_vector(uint32_t* hist, const int (&digit)[4]) {
-  if (digit[0] >= 0 && digit[0] == digit[1] && digit[0] == digit[2] && digit[0] == digit[3]) {
+  if ((!Skips || digit[0] >= 0) && digit[0] == digit[1] && digit[0] == digit[2] &&
+      digit[0] == digit[3]) {
     int lanes = 0;
     bool first = false;
     if (!platform::active_lanes_agree(static_cast<uint32_t>(digit[0]), lanes, first))
@@ -60,7 +66,7 @@ MXI_DEVICE void count_vector(uint32_t* hist, const int (&digit)[4]) {
   }
 #pragma unroll
   for (int j = 0; j < 4; ++j)
-    if (digit[j] >= 0) atomicAdd(&hist[digit[j]], 1u);
+    if (!Skips || digit[j] >= 0) atomicAdd(&hist[digit[j]], 1u);
 }
 
 MXI_DEVICE void unpack(const uint4& v, uint32_t (&w)[4]) {
@@ -95,11 +101,11 @@ struct global_key_row {
       : source(s), offset(static_cast<int>((reinterpret_cast<uintptr_t>(s) / 4) % 4)), n(columns),
         key_of(k) {}
   MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
-  MXI_DEVICE uint4 vector(int v) const {
-    uint32_t w[4];
-    detail::unpack(detail::load_vector(source, v, offset, n), w);
-    return make_uint4(key_of(w[0]), key_of(w[1]), key_of(w[2]), key_of(w[3]));
+  MXI_DEVICE uint4 load(int v) const { return detail::load_vector(source, v, offset, n); }
+  MXI_DEVICE uint4 keys(const uint4& words) const {
+    return make_uint4(key_of(words.x), key_of(words.y), key_of(words.z), key_of(words.w));
   }
+  MXI_DEVICE uint4 vector(int v) const { return keys(load(v)); }
   /// Columns [first, first + columns) as a row of their own.
   MXI_DEVICE global_key_row part(int first, int columns) const {
     return global_key_row(source + first, columns, key_of);
@@ -114,7 +120,9 @@ struct radix_threshold {
 };
 
 /// Digit `pass` of the keys whose higher digits equal `prefix`; -1 (not counted) for the others.
+/// (A digit functor's `every_key`: whether it never gives -1.)
 struct pass_digit {
+  static constexpr bool every_key = false;
   int pass = 0;
   uint32_t prefix = 0;
   MXI_DEVICE int operator()(uint32_t key) const {
@@ -126,6 +134,7 @@ struct pass_digit {
 
 /// Every key's fine_digit (radix_key.hpp).
 struct fine_first_digit {
+  static constexpr bool every_key = true;
   MXI_DEVICE int operator()(uint32_t key) const { return static_cast<int>(fine_digit(key)); }
 };
 
@@ -171,7 +180,10 @@ class block_radix_select {
 
   /// Calls visit(v, vector) for every vector of `row` (several loads in flight per thread) and, if
   /// `counted`, histograms digit_of(key) of its keys into `hist` (cleared; a negative digit is not
-  /// counted). Ends with a barrier.
+  /// counted). Ends with a barrier. A batch's words are converted only once all its loads are
+  /// issued: converting each vector as it was read (global_key_row::vector) left one load in
+  /// flight, the next issued only after the last had landed (SASS of the cluster top-k's stage,
+  /// H200).
   template <class Row, class DigitOf, class Visit>
   MXI_DEVICE static void sweep(const Row& row, bool counted, DigitOf digit_of, uint32_t* hist,
                                Visit visit) {
@@ -183,23 +195,30 @@ class block_radix_select {
 #pragma unroll
       for (int i = 0; i < batch; ++i) {
         const int v = base + i * Threads + tid;
-        raw[i] = v < spanned ? row.vector(v) : make_uint4(0, 0, 0, 0);
+        raw[i] = v < spanned ? row.load(v) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int i = 0; i < batch; ++i) {
         const int v = base + i * Threads + tid;
         if (v >= spanned) continue;
-        visit(v, raw[i]);
+        const uint4 keys = row.keys(raw[i]);
+        visit(v, keys);
         if (!counted) continue;
         uint32_t w[4];
-        detail::unpack(raw[i], w);
+        detail::unpack(keys, w);
         int digit[4];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int c = 4 * v + j - row.offset;
-          digit[j] = static_cast<unsigned>(c) < static_cast<unsigned>(row.n) ? digit_of(w[j]) : -1;
+        for (int j = 0; j < 4; ++j) digit[j] = digit_of(w[j]);
+        // Only a row's first and last vectors hold words outside it: the others test no column.
+        const int first = 4 * v - row.offset;
+        if (first >= 0 && first + 4 <= row.n) {
+          detail::count_vector<!DigitOf::every_key>(hist, digit);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (static_cast<unsigned>(first + j) >= static_cast<unsigned>(row.n)) digit[j] = -1;
+          detail::count_vector<true>(hist, digit);
         }
-        detail::count_vector(hist, digit);
       }
     }
     __syncthreads();

@@ -9,11 +9,22 @@
 namespace mxi::block {
 
 /// Monotone image of a score under the contract's ranking NaN < -inf < finite < +inf: every NaN
-/// maps to 0 and -0 maps onto +0 (the same score, so ties break by position).
+/// maps to 0 and -0 maps onto +0 (the same score, so ties break by position). A negative score's
+/// bits are all flipped, a positive one's sign bit set: one xor with the sign spread over the
+/// word. The top-k converts every score once (the stage), so the device form is five
+/// instructions: an add of +0 (inline PTX without .ftz: subnormals are kept whatever the caller's
+/// -ftz) turns -0 into +0, then the shift and the xor, and NaN's select.
 MXI_HOST_DEVICE uint32_t score_key(float x) {
-  if (x != x) return 0u;
+#if defined(__CUDA_ARCH__)
+  float plus_zero;
+  asm("add.rn.f32 %0, %1, 0f00000000;" : "=f"(plus_zero) : "f"(x));
+  const uint32_t bits = __float_as_uint(plus_zero);
+#else
   const uint32_t bits = bit_cast<uint32_t>(x) == 0x80000000u ? 0u : bit_cast<uint32_t>(x);
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#endif
+  const uint32_t key =
+      bits ^ (static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31) | 0x80000000u);
+  return x != x ? 0u : key;
 }
 
 inline constexpr uint32_t key_positive_infinity = 0xFF800000u;  ///< score_key(+inf)
