@@ -39,7 +39,7 @@ struct key_row {
   MXI_DEVICE int vector_count() const { return (n + offset + 3) / 4; }
   MXI_DEVICE uint4 load(int v) const { return vectors[v]; }
   MXI_DEVICE static uint4 keys(const uint4& words) { return words; }
-  MXI_DEVICE uint4 vector(int v) const { return vectors[v]; }
+  MXI_DEVICE uint4 vector(int v) const { return load(v); }
   /// Word i (column i - offset).
   MXI_DEVICE uint32_t word(int i) const { return reinterpret_cast<const uint32_t*>(vectors)[i]; }
 };
