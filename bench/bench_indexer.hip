@@ -350,6 +350,38 @@ void quantize(benchmark::State& state) {
 
 __global__ void empty_kernel() {}
 
+/// quantize_q's traffic without its arithmetic: four lanes a 32-element block, each reading its
+/// 8 fp32 (two 16-byte loads) and writing 4 bytes, the group's first lane the scale byte.
+__global__ void move_quantize_bytes(const float4* q, uint32_t* values, uint8_t* scales,
+                                    int64_t lanes) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= lanes) return;
+  const float4 a = q[2 * i], b = q[2 * i + 1];
+  const uint32_t w = __float_as_uint(a.x) ^ __float_as_uint(a.y) ^ __float_as_uint(a.z) ^
+                     __float_as_uint(a.w) ^ __float_as_uint(b.x) ^ __float_as_uint(b.y) ^
+                     __float_as_uint(b.z) ^ __float_as_uint(b.w);
+  values[i] = w;
+  if (i % 4 == 0) scales[i / 4] = static_cast<uint8_t>(w >> 23);
+}
+
+/// The floor under quantize_q: the same bytes in and out, one kernel of the same shape, flushed
+/// and timed as the call is. Args: tokens, heads.
+void quantize_floor(benchmark::State& state) {
+  if (!testing::gpu_present()) return state.SkipWithError("no GPU");
+  const size_t elems = static_cast<size_t>(state.range(0)) * state.range(1) * 128;
+  device_buffer<float> q(std::vector<float>(elems, 1.0f));
+  device_buffer<uint8_t> values(elems / 2), scales(elems / 32);
+  const int64_t lanes = static_cast<int64_t>(elems / 8);
+  const double t = median_time(false, 20, [&] {
+    move_quantize_bytes<<<static_cast<unsigned>((lanes + 255) / 256), 256>>>(
+        reinterpret_cast<const float4*>(q.data()), reinterpret_cast<uint32_t*>(values.data()),
+        scales.data(), lanes);
+    gpu_check(platform::last_error(), "quantize floor");
+  });
+  for (auto _ : state) state.SetIterationTime(t);
+  state.counters["in+out_GB/s"] = static_cast<double>(elems) * (4 + 0.5 + 1.0 / 32) / t * 1e-9;
+}
+
 /// The fixed cost of a call of one kernel under this timer: an empty kernel, flushed and timed as
 /// the calls are (the floor under quantize_q's few microseconds).
 void launch(benchmark::State& state) {
@@ -420,6 +452,12 @@ BENCHMARK(quantize)
     ->Args({64, 64})
     ->ArgNames({"tokens", "heads"})
     ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK(quantize_floor)
+    ->Args({64, 64})
+    ->ArgNames({"tokens", "heads"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(1);
 
 }  // namespace
 

@@ -267,14 +267,22 @@ struct item_walk {
       : begin(static_cast<int>(static_cast<int64_t>(num_items) * blockIdx.x / gridDim.x)),
         end(static_cast<int>(static_cast<int64_t>(num_items) * (blockIdx.x + 1) / gridDim.x)) {}
 
-  /// Group of `item` (items asked for in increasing order).
+  /// Group of `item` (items asked for in increasing order). Every lane of the wave asks for the
+  /// same item at once: the first item's group comes from a WaveSize-ary search, a probe a lane
+  /// and round (two rounds of loads up to 1024 groups, where a binary search's log2(groups)
+  /// dependent loads of L2 held up the logits kernels' first tiles).
+  template <int WaveSize>
   MXI_DEVICE int group_of(const plan_view& plan, int num_groups, int item) {
     if (group < 0) {
+      // The last group whose items start at or before `item` lies in [lo, hi], and
+      // item_base[lo] <= item (item_base[0] = 0), so lane 0's probe always holds.
       int lo = 0, hi = num_groups - 1;
       while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (plan.item_base[mid] <= item) lo = mid;
-        else hi = mid - 1;
+        const int step = (hi - lo + WaveSize) / WaveSize;  // the span split into WaveSize steps
+        const int probe = lo + platform::lane_id<WaveSize>() * step;
+        const bool at_or_before = probe <= hi && plan.item_base[probe] <= item;
+        lo += platform::highest_lane(platform::ballot<WaveSize>(at_or_before)) * step;
+        hi = min(hi, lo + step - 1);
       }
       group = lo;
     } else {

@@ -152,7 +152,7 @@ __global__ __launch_bounds__(
     int64_t loaded_row = -1;
     item_walk walk(num_items);
     for (int item = walk.begin; item < walk.end; ++item) {
-      const int lo = walk.group_of(plan, num_groups, item);
+      const int lo = walk.template group_of<Policy::wave_size>(plan, num_groups, item);
       const plan_item it(plan, lo, item, chunk);
       const int64_t first = it.first;
       const int k_begin = it.k_begin;

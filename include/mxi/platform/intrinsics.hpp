@@ -118,6 +118,15 @@ MXI_DEVICE int popcount(Mask m) {
   else return __popc(static_cast<unsigned>(m));
 }
 
+/// Index of the highest set bit of a nonzero lane mask: the last lane whose predicate held.
+template <class Mask>
+MXI_DEVICE int highest_lane(Mask m) {
+  if constexpr (sizeof(Mask) == 8)
+    return 63 - __clzll(static_cast<long long>(m));
+  else
+    return 31 - __clz(static_cast<int>(m));
+}
+
 /// Exchange inside aligned groups of `Group` consecutive lanes (a power of two up to 32; src_lane
 /// counts from the group's first lane): the same on every wave size, so a kernel built on groups
 /// needs no wave-size parameter. Every lane of the wave calls it.

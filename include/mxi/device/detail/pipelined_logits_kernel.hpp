@@ -152,7 +152,9 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
       const uint32_t mine = warp == 0 ? 0u : 1u;
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
-        const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+        const plan_item it(plan,
+                           walk.template group_of<arch::sm90::wave_size>(plan, num_groups, item),
+                           item, chunk);
         if constexpr (KeyMap::candidate) {
           // Lane l stages keys l and l + 32 of each of this warp's tiles; the next tile's slots
           // are loaded before this one's stage is awaited.
@@ -222,7 +224,9 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
       constexpr int preparers = 2;
       uint32_t j = 0;
       for (int item = walk.begin; item < walk.end; ++item) {
-        const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+        const plan_item it(plan,
+                           walk.template group_of<arch::sm90::wave_size>(plan, num_groups, item),
+                           item, chunk);
         // This warp's tiles of the item: every other one from the first of its parity.
         const uint32_t item_begin = j, item_end = j + static_cast<uint32_t>(it.tiles(it.k_end));
         for (j += (static_cast<uint32_t>(warp - 1) + preparers - j % preparers) % preparers;
@@ -258,7 +262,8 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
   int64_t loaded_row = -1;
   uint32_t j = 0;
   for (int item = walk.begin; item < walk.end; ++item) {
-    const plan_item it(plan, walk.group_of(plan, num_groups, item), item, chunk);
+    const plan_item it(plan, walk.template group_of<arch::sm90::wave_size>(plan, num_groups, item),
+                       item, chunk);
     const uint32_t end = j + static_cast<uint32_t>(it.tiles(it.k_end));
     uint32_t mine = j + (static_cast<uint32_t>(c) + config::consumers - j % config::consumers) % config::consumers;
     const uint32_t first_tile = j;

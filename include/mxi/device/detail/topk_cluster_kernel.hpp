@@ -119,9 +119,12 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
   using steps = typename smem_t::steps;
   using digits = block::radix_digits;
   extern __shared__ __align__(16) unsigned char cluster_select_shared[];
+  auto& head = *reinterpret_cast<typename smem_t::head_type*>(cluster_select_shared);
+  // The first histogram is shared memory, which no kernel before this one touches: cleared while
+  // that kernel still runs, not after the wait and the row's length.
+  steps::clear(head.hist[0]);
   platform::wait_for_prior_grid();  // launched chained (platform/launch.hpp)
   platform::allow_next_grid();
-  auto& head = *reinterpret_cast<typename smem_t::head_type*>(cluster_select_shared);
   uint4* tile = reinterpret_cast<uint4*>(cluster_select_shared + smem_t::head_bytes());
 
   const unsigned blocks = platform::cluster_blocks();
@@ -200,7 +203,6 @@ __global__ __launch_bounds__(Threads) void cluster_select_kernel(Keys keys, Leng
     for (int b = tid; b < digits::max_bins; b += Threads) head.hist[1][b] = 0;
     platform::cluster_arrive();  // push_pick's wait
   }
-  steps::clear(head.hist[0]);
   if (resident) {
     // The first pass counts the fine first digit: its bin (whose keys the cluster gathers) holds
     // few keys where the top bits' would hold thousands.
