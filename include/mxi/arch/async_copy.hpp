@@ -116,6 +116,20 @@ MXI_DEVICE uint64_t l2_policy(bool once) {
 #endif
   return policy;
 }
+/// Brings [data, data + bytes) into L2, a 128-byte line a thread of the grid (every thread calls
+/// it): a hint that completes nothing and returns nothing, so it may read ahead of the kernel
+/// that writes the bytes (L2 is where global memory is coherent). A no-op without bulk copies.
+MXI_DEVICE void prefetch_l2(const void* data, int64_t bytes) {
+#if MXI_ARCH_BULK_COPY
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const auto* bytes_at = static_cast<const unsigned char*>(data);
+  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       line * 128 < bytes; line += threads)
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(bytes_at + line * 128));
+#else
+  (void)data, (void)bytes;
+#endif
+}
 /// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned), their lines kept in L2 by
 /// `policy` (l2_policy); their arrival is counted on `bar`, whose phase must expect them
 /// (barrier_arrive_expect) before it can complete.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/block/block_scan.hpp"
 #include "mxi/device/row_info.hpp"
@@ -64,6 +65,11 @@ namespace detail {
 /// 512: at 1024 threads (64 registers a thread) the plan kernel spilled 324 bytes.
 inline constexpr int plan_threads = 512;
 inline constexpr int min_chunk = 256, max_chunk = 2048;
+/// The most query bytes (values) the plan kernel brings into L2 for the logits kernel: a decode
+/// batch of up to 32 rows at H = 64. More took the plan's one block longer than they saved on the
+/// H200 (64 rows: even; 128 and 256 rows: 1-3 us slower end to end), and the logits kernel waits
+/// for the plan.
+inline constexpr int64_t prefetched_query_bytes = int64_t{128} << 10;
 /// Batches of up to this many requests keep the plan's search table in shared memory (16 KiB).
 inline constexpr int plan_shared_requests = 4096;
 
@@ -159,6 +165,18 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
                                                             plan_view plan, bool wait_first) {
   __shared__ plan_scan::storage_type scan;
   __shared__ int32_t shared_base[plan_shared_requests + 1];
+  // The queries are the caller's, which no kernel of the call writes: a small decode batch's go
+  // to L2 now, beside row_info, where the logits kernel's two rounds of query loads a consumer
+  // (scales and weights, then values) would wait on HBM.
+  const int64_t query_heads = (a.row_end - a.row_begin) * a.num_heads;
+  if (query_heads * arch::key_tile_shape::row_bytes <= prefetched_query_bytes) {
+    const int64_t head0 = a.row_begin * a.num_heads;
+    arch::prefetch_l2(a.q_values + head0 * arch::key_tile_shape::row_bytes,
+                      query_heads * arch::key_tile_shape::row_bytes);
+    arch::prefetch_l2(a.q_scales + head0 * arch::key_tile_shape::blocks,
+                      query_heads * arch::key_tile_shape::blocks);
+    arch::prefetch_l2(a.weights + head0, query_heads * static_cast<int64_t>(sizeof(float)));
+  }
   // Launched chained (launch_plan): see launch_plan for when it waits.
   if (wait_first) platform::wait_for_prior_grid();
   platform::allow_next_grid();
