@@ -357,6 +357,10 @@ struct tile_scorer {
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
                        int heads, int rows, void* scratch) {
     const int tid = static_cast<int>(threadIdx.x) % warpgroup_threads;
+    // Every warp's reads of the scratch's last contents (the earlier rows' tiles, or an earlier
+    // load's flags and spans where none of its tiles came this consumer's way) come first:
+    // nothing else orders a warp that leaves its last tile early before the others' reads.
+    warpgroup_sync();
     cols = rows * Heads;
     auto* tables = static_cast<uint4*>(scratch);
     if (tid < 4) {

@@ -20,7 +20,10 @@
 //                       own copy of the group's query (tile_scorer: wgmma and the head reduce),
 //                       writes the scores, and frees the stage.
 // Three mbarriers a stage order it: full (the copies landed), ready (the keys are prepared),
-// empty (the consumer is done). There is no block-wide barrier after the start, so the producer
+// empty (the consumer is done). Each thread that read a stage arrives itself on its barrier: an
+// arrival releases only the arriving thread's accesses (one lane a warp after a warp barrier was
+// the same in practice, but compute-sanitizer's racecheck saw the other lanes' reads unordered
+// against the ring's next lap). There is no block-wide barrier after the start, so the producer
 // runs up to Stages tiles ahead and the consumers never wait for one another; the consumers run
 // none of the staging or preparing (in the single-warpgroup kernel they took a third of its
 // instructions and most of its barrier stalls).
@@ -134,7 +137,8 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
       // Dense: the staging lane's arrival and the copies' bytes; candidate: each lane's copies.
       arch::barrier_init(full + s, KeyMap::candidate ? arch::sm90::wave_size : 1);
       arch::barrier_init(ready + s, 32);  // every thread of the preparing warp
-      arch::barrier_init(empty + s, 4);   // each warp of the consumer
+      // Every consumer thread: an arrival releases only its own thread's reads of the stage.
+      arch::barrier_init(empty + s, arch::sm90::warpgroup_threads);
     }
   }
   platform::block_barrier();
@@ -297,8 +301,7 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
             if (k0 + n < limits[r]) out[r * a.ld + k0 + n] = v;
           });
         }
-        platform::wave_barrier<arch::sm90::wave_size>();  // the warp's reads of the stage are done
-        if (lane == 0) arch::barrier_arrive(empty + mine % stages);
+        arch::barrier_arrive(empty + mine % stages);  // this thread's reads of the stage are done
       }
     };
     // A request's last group may hold fewer rows than the others.
