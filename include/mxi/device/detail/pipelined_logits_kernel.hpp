@@ -21,9 +21,9 @@
 //                       writes the scores, and frees the stage.
 // Three mbarriers a stage order it: full (the copies landed), ready (the keys are prepared),
 // empty (the consumer is done). Each thread that read a stage arrives itself on its barrier: an
-// arrival releases only the arriving thread's accesses (one lane a warp after a warp barrier was
-// the same in practice, but compute-sanitizer's racecheck saw the other lanes' reads unordered
-// against the ring's next lap). There is no block-wide barrier after the start, so the producer
+// arrival releases only the arriving thread's accesses (with one lane a warp arriving after a
+// warp barrier, compute-sanitizer's racecheck saw the other lanes' reads unordered against the
+// ring's next lap). There is no block-wide barrier after the start, so the producer
 // runs up to Stages tiles ahead and the consumers never wait for one another; the consumers run
 // none of the staging or preparing (in the single-warpgroup kernel they took a third of its
 // instructions and most of its barrier stalls).
