@@ -363,14 +363,10 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
     return platform::invalid_value;
   auto* kernel = &paged_logits_kernel<Layout, Policy, Heads, waves, KeyMap>;
   const int smem = smem_t::bytes(units, group);
-  // The kernel's limit is raised to the device's opt-in maximum, not to this call's size: host
-  // threads launching it with different groups at once would otherwise lower it under each
-  // other's launches ("too many resources requested", seen on the H200).
   int device = 0, sms = 0, per_sm = 0;
   size_t limit = 0;
-  platform::error_t e = platform::shared_memory_limit(&device, &limit);
+  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
   if (e == platform::success && static_cast<size_t>(smem) > limit) return platform::invalid_value;
-  if (e == platform::success) e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
   if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
   if (e == platform::success) e = platform::max_active_blocks(&per_sm, kernel, threads, smem);
   if (e != platform::success) return e;

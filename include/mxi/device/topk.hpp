@@ -221,22 +221,18 @@ inline int64_t one_block_width(const topk_shape& s, size_t limit) {
 
 /// The one-block kernel over every row of `s`; rows longer than `longest` are left to the passes.
 template <int SortItems, class Keys, class Lengths, class Map>
-platform::error_t launch_row_select(const topk_shape& s, int64_t longest, int device, size_t limit,
-                                    Keys keys, Lengths lengths, Map map, int32_t* out,
-                                    int64_t out_stride, platform::stream_t stream) {
+platform::error_t launch_row_select(const topk_shape& s, int64_t longest, Keys keys,
+                                    Lengths lengths, Map map, int32_t* out, int64_t out_stride,
+                                    platform::stream_t stream) {
   constexpr int threads = row_select_threads;
   auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
-  // Raise the kernel's limit once per device: the attribute call is host time on every launch.
-  // The cache keeps only that the call succeeded.
-  static platform::per_device_cache<bool> raised;
-  bool is_raised = false;
-  const platform::error_t e = raised.get(device, &is_raised, [&](bool* out) {
-    *out = true;
-    return platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
-  });
+  int device = 0;
+  size_t kernel_limit = 0;
+  const platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &kernel_limit);
   if (e != platform::success) return e;
   const int64_t width = s.width < longest ? s.width : longest;
   const size_t smem = row_select_smem<threads, SortItems>::bytes(width, s.k);
+  if (smem > kernel_limit) return platform::invalid_value;
   kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, width, map,
                                                                    out, out_stride);
   return platform::last_error();
@@ -264,11 +260,13 @@ struct cluster_plan {
   size_t smem;
 };
 
-/// Fills `d` for `kernel` (Threads threads) on `device`, raising its shared-memory limit to
-/// `limit` first.
+/// Fills `d` for `kernel` (Threads threads) on the current device, raising its shared-memory
+/// limit first (platform::kernel_shared_memory_limit).
 template <int Threads, class Kernel>
-platform::error_t query_cluster_device(Kernel* kernel, int device, size_t limit, cluster_device* d) {
-  platform::error_t e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
+platform::error_t query_cluster_device(Kernel* kernel, cluster_device* d) {
+  int device = 0;
+  size_t limit = 0;
+  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
   if (e == platform::success) e = platform::multiprocessor_count(&d->sms, device);
   if (e == platform::success) e = platform::max_active_blocks(&d->resident_max, kernel, Threads, 0);
   if (e != platform::success) return e;
@@ -349,11 +347,10 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
 /// Threads-thread blocks' device numbers for the cluster select of these types (queried once a
 /// device).
 template <int Threads, class Keys, class Lengths, class Map>
-platform::error_t cluster_device_for(int device, size_t limit, cluster_device* d) {
+platform::error_t cluster_device_for(int device, cluster_device* d) {
   static platform::per_device_cache<cluster_device> devices;
   return devices.get(device, d, [&](cluster_device* out) {
-    return query_cluster_device<Threads>(&cluster_select_kernel<Threads, Keys, Lengths, Map>,
-                                         device, limit, out);
+    return query_cluster_device<Threads>(&cluster_select_kernel<Threads, Keys, Lengths, Map>, out);
   });
 }
 
@@ -378,18 +375,18 @@ platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_de
 /// more than one wave of those (a cluster of one block a row) and every row of the declared width
 /// still sits in the smaller blocks' shared memory (a streamed row costs more than the wave).
 template <class Config, class Keys, class Lengths, class Map>
-platform::error_t launch_cluster_select(const topk_shape& s, int device, size_t limit, Keys keys,
-                                        Lengths lengths, Map map, int32_t* out,
-                                        int64_t out_stride, platform::stream_t stream) {
+platform::error_t launch_cluster_select(const topk_shape& s, int device, Keys keys, Lengths lengths,
+                                        Map map, int32_t* out, int64_t out_stride,
+                                        platform::stream_t stream) {
   constexpr int threads = Config::cluster_threads;
   cluster_device d;
-  platform::error_t e = cluster_device_for<threads, Keys, Lengths, Map>(device, limit, &d);
+  platform::error_t e = cluster_device_for<threads, Keys, Lengths, Map>(device, &d);
   if (e != platform::success) return e;
   constexpr int many = Config::cluster_threads_many_rows;
   if constexpr (many != threads) {
     if (Config::cluster_blocks == 0 && s.rows > static_cast<int64_t>(d.sms) * d.resident_max) {
       cluster_device m;
-      e = cluster_device_for<many, Keys, Lengths, Map>(device, limit, &m);
+      e = cluster_device_for<many, Keys, Lengths, Map>(device, &m);
       if (e != platform::success) return e;
       const cluster_plan p =
           plan_cluster<many>(s, m, Config::cluster_blocks_max, 0, Config::cluster_slice_max);
@@ -409,14 +406,10 @@ platform::error_t launch_cluster_select(const topk_shape& s, int device, size_t 
 template <class Config, class Keys, class Lengths, class Map>
 platform::error_t topk_max_cluster_blocks(int* out) {
   *out = 1;
-  int device = 0;
-  size_t limit = 0;
-  platform::error_t e = platform::shared_memory_limit(&device, &limit);
-  if (e != platform::success) return e;
   constexpr int threads = Config::cluster_threads;
   detail::cluster_device d;
-  e = detail::query_cluster_device<threads>(
-      &detail::cluster_select_kernel<threads, Keys, Lengths, Map>, device, limit, &d);
+  const platform::error_t e = detail::query_cluster_device<threads>(
+      &detail::cluster_select_kernel<threads, Keys, Lengths, Map>, &d);
   if (e == platform::success) *out = d.max_blocks;
   return e;
 }
@@ -468,7 +461,7 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
   if constexpr (Config::clusters) {
     // Score order keeps the paths below: its sort would have to span the cluster.
     if (shape.order == output_order::position)
-      return detail::launch_cluster_select<Config>(shape, device, limit, keys, lengths, map, out,
+      return detail::launch_cluster_select<Config>(shape, device, keys, lengths, map, out,
                                                    out_stride, stream);
   }
   // Rows of at most `split` columns are the one-block kernel's, longer ones the passes'.
@@ -477,8 +470,8 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
     split = detail::no_one_block_rows;
   if (split > 0) {
     e = detail::with_sort_items(shape, [&](auto items) {
-      return detail::launch_row_select<decltype(items)::value>(shape, split, device, limit, keys,
-                                                               lengths, map, out, out_stride, stream);
+      return detail::launch_row_select<decltype(items)::value>(shape, split, keys, lengths, map,
+                                                               out, out_stride, stream);
     });
     if (e != platform::success || shape.width <= split) return e;
   }

@@ -1,8 +1,12 @@
 // Per-device limits the launchers size their kernels by, queried once per device (the property
-// query costs host time on every call otherwise).
+// query costs host time on every call otherwise), and the one policy for raising a kernel's
+// dynamic shared-memory limit.
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -20,6 +24,34 @@ inline error_t shared_memory_limit(int* device, size_t* bytes) {
     *out = got == success ? prop.sharedMemPerBlockOptin : 0;
     return got;
   });
+}
+
+/// The current device and the dynamic shared memory a block of `kernel` may take there: what a
+/// block may opt in to less the kernel's static shared memory (the 64-lane emulation's exchange
+/// slots, say: asking for the whole opt-in amount beside them is an invalid value). The kernel's
+/// limit is raised to that once per device and kernel, never to one call's size: host threads
+/// launching it with different sizes at once would lower it under each other's launches.
+template <class Kernel>
+error_t kernel_shared_memory_limit(Kernel* kernel, int* device, size_t* bytes) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, size_t> raised;
+  size_t optin = 0;
+  error_t e = shared_memory_limit(device, &optin);
+  if (e != success) return e;
+  const std::pair<const void*, int> key{reinterpret_cast<const void*>(kernel), *device};
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = raised.find(key); found != raised.end()) {
+    *bytes = found->second;
+    return success;
+  }
+  size_t fixed = 0;
+  e = kernel_static_shared_bytes(kernel, &fixed);
+  const size_t dynamic = optin > fixed ? optin - fixed : 0;
+  if (e == success) e = set_max_dynamic_shared_memory(kernel, static_cast<int>(dynamic));
+  if (e != success) return e;
+  raised.emplace(key, dynamic);
+  *bytes = dynamic;
+  return success;
 }
 
 }  // namespace mxi::platform

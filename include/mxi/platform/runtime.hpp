@@ -152,6 +152,15 @@ error_t kernel_max_threads(Kernel* kernel, int* threads) {
   *threads = e == success ? attr.maxThreadsPerBlock : 0;
   return e;
 }
+/// The static shared memory of a block of `kernel` (its `__shared__` arrays) in the image the
+/// current device loaded.
+template <class Kernel>
+error_t kernel_static_shared_bytes(Kernel* kernel, size_t* bytes) {
+  MXI_PLATFORM_CALL(FuncAttributes) attr{};
+  const error_t e = MXI_PLATFORM_CALL(FuncGetAttributes)(&attr, reinterpret_cast<const void*>(kernel));
+  *bytes = e == success ? attr.sharedSizeBytes : 0;
+  return e;
+}
 /// Resident blocks of `kernel` a multiprocessor holds at `threads` threads and `smem` bytes.
 template <class Kernel>
 error_t max_active_blocks(int* blocks, Kernel* kernel, int threads, size_t smem) {

@@ -327,14 +327,12 @@ platform::error_t launch_pipelined_logits_rows(const paged_logits_args& a, const
   using smem_t = pipelined_logits_smem<Heads, config::consumers, config::stages>;
   int device = 0, sms = 0;
   size_t limit = 0;
-  platform::error_t e = platform::shared_memory_limit(&device, &limit);
+  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Rows, KeyMap>;
+  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
   if (e != platform::success) return e;
   const int smem = smem_t::bytes(Rows);
   if (static_cast<size_t>(smem) > limit) return platform::invalid_value;
-  auto* kernel = &pipelined_logits_kernel<Layout, Heads, Rows, KeyMap>;
-  // Raised to the device's maximum, not this call's size (see launch_logits_with).
-  e = platform::set_max_dynamic_shared_memory(kernel, static_cast<int>(limit));
-  if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
+  e = platform::multiprocessor_count(&sms, device);
   if (e != platform::success) return e;
   plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
   // Dense: items for four times the consumers, so that a block's run of items ends within a few
