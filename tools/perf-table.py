@@ -51,7 +51,7 @@ def label(name):
         return (f"top-k {variant} {rows} x {cols}, k {k}, width "
                 f"{int(width) // 1024}K" if int(width) % 1024 == 0 else
                 f"top-k {variant} {rows} x {cols}, k {k}, width {width}")
-    if kind == "bench_logits":  # bench_logits/VARIANT/batch/context/next_n (0: causal prefill)
+    if kind == "bench_logits":  # bench_logits/VARIANT/batch/ctx/next_n (next_n 0: causal prefill)
         variant, batch, ctx, next_n = name.split("/")[1:5]
         what = f"next_n {next_n}" if int(next_n) else "causal"
         return f"logits {variant} {batch} x {int(ctx) // 1024}K, {what}"
