@@ -180,14 +180,11 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   int device = 0;
-  size_t limit = 0;
   device::detail::cluster_device d;
-  if (mxi::testing::gpu_present() &&
-      platform::shared_memory_limit(&device, &limit) == platform::success &&
+  if (mxi::testing::gpu_present() && platform::get_device(&device) == platform::success &&
       device::detail::cluster_device_for<device::topk_tuned(arch::target::sm90).cluster_threads,
                                          device::float_score_keys, device::int_lengths,
-                                         device::identity_map>(device, limit, &d) ==
-          platform::success) {
+                                         device::identity_map>(device, &d) == platform::success) {
     std::string held;
     for (int c = 2; c <= d.max_blocks; ++c)
       held += std::to_string(c) + ":" + std::to_string(d.clusters[c]) + " ";
