@@ -59,8 +59,9 @@ struct quantize_tuning {
 
 constexpr topk_tuning topk_tuned(arch::target t) {
   switch (t) {
-    // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows:
-    // 8 x 32K at max_model_len 1M took 82 us on the passes, 94 us with a block a row.
+    // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows
+    // (bench_indexer decode 8 x 32K at max_model_len 1M, H200, 2026-11-30): 82 us on the passes,
+    // 94 us with a block a row.
     // Clusters of up to 8 blocks of 1024 threads (bench_topk, width 1M, H200, 2026-11-30): 1024
     // threads against 512, with the launcher's cluster size, 64 x 32K 23.4 vs 44.4 us, 32 x 131K
     // 54 vs 88 us, 4 x 262K 60 vs 87 us. Cap 8, not 16: 16 blocks merging their histograms cost a
