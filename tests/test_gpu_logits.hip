@@ -405,7 +405,7 @@ TEST_CASE("GPU tile choice: a Hopper GPU runs sm90 when the build holds sm_90a, 
   MXI_SKIP("this build has no sm_90a pass");
 #endif
   arch::target chosen = arch::target::generic;
-  gpu_check(arch::select_target(device, &chosen), "select_target");
+  gpu_check(arch::choose_target(device, &chosen), "choose_target");
   // An MXI_EMULATE_WAVE64 build runs 64-lane waves, which the warpgroup tile cannot.
   CHECK(chosen == (platform::wave64::emulated ? arch::target::generic : arch::target::sm90));
   CHECK(platform::last_error() == platform::success);  // the image probe leaves no error behind

@@ -3,7 +3,7 @@
 // the instruction. The keys' operands come straight from the pages (key_values/key_scale, or
 // fetch_keys for 16 keys of any pages): a lane's source is one 16-byte block and one scale byte,
 // and a wave's 64 loads for 16 consecutive tokens of a page are one contiguous KiB in either
-// layout, so nothing is staged in LDS. `row_scorer` is the arch/select.hpp scorer interface in its
+// layout, so nothing is staged in LDS. `row_scorer` is the arch/target.hpp scorer interface in its
 // direct form (paged_logits_kernel streams each wave's keys, several steps ahead). The operand
 // builders are host/device functions: the host test (tests/test_mfma_emulation.cpp) feeds these
 // very registers to a CPU model of the instruction.
@@ -42,7 +42,7 @@
 
 namespace mxi::arch::gfx950 {
 
-/// arch/select.hpp's meaning: false only in a device pass that cannot issue the instruction.
+/// arch/target.hpp's meaning: false only in a device pass that cannot issue the instruction.
 #if defined(__HIP_DEVICE_COMPILE__) && !defined(__gfx950__)
 inline constexpr bool compiled_here = false;
 #else
@@ -251,7 +251,7 @@ MXI_DEVICE float score(const query_fragment<Heads>& q, const fp4x32& b, uint32_t
 
 #if MXI_GPU_COMPILER
 
-/// The arch/select.hpp scorer, direct form: one query row (Heads heads, D = 128) against 16 keys a
+/// The arch/target.hpp scorer, direct form: one query row (Heads heads, D = 128) against 16 keys a
 /// step whose operands the kernel fetches `lookahead` steps before it scores them (fetch, then
 /// score); Q, its scales and the weights stay in registers (no scratch, no key tile).
 template <int Heads>

@@ -30,7 +30,7 @@
 
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
-#include "mxi/arch/select.hpp"
+#include "mxi/arch/target.hpp"
 #include "mxi/device/logits_plan.hpp"
 #include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
@@ -405,7 +405,7 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   arch::target target = arch::target::generic;
   platform::error_t e = platform::get_device(&device);
   if (e == platform::success) e = platform::device_wave_size(device, &wave_size);
-  if (e == platform::success) e = arch::select_target(device, &target);
+  if (e == platform::success) e = arch::choose_target(device, &target);
   if (e != platform::success) return e;
   if (force) target = *force;
   const int group =
@@ -459,7 +459,7 @@ inline platform::error_t candidate_slots_wanted(bool* wanted) {
   int device = 0;
   arch::target target = arch::target::generic;
   platform::error_t e = platform::get_device(&device);
-  if (e == platform::success) e = arch::select_target(device, &target);
+  if (e == platform::success) e = arch::choose_target(device, &target);
   if (e != platform::success) return e;
   *wanted = target == arch::target::sm90;
 #endif

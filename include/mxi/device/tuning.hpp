@@ -1,6 +1,6 @@
 // The launchers' tuning numbers: one config struct per kernel, one value per arch target
 // (rocPRIM's per-architecture kernel configs). A launcher asks which target the current device
-// runs (arch::select_target, cached) and instantiates its kernel with that target's numbers;
+// runs (arch::choose_target, cached) and instantiates its kernel with that target's numbers;
 // targets with equal numbers share one instantiation, since the kernels take the numbers, not the
 // target. Only sm90 (H200) is measured: generic and gfx950 repeat its values until someone
 // measures there.
@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "mxi/arch/select.hpp"
+#include "mxi/arch/target.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::device {
@@ -135,7 +135,7 @@ inline platform::error_t current_target(arch::target* t) {
   int device = 0;
   const platform::error_t e = platform::get_device(&device);
   if (e != platform::success) return e;
-  return arch::select_target(device, t);
+  return arch::choose_target(device, t);
 }
 
 }  // namespace mxi::device

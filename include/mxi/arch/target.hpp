@@ -87,7 +87,7 @@ inline platform::error_t can_run(int device, target t, bool* out) {
 
 /// The fastest tile `device` can run: sm90 or gfx950 where it can run, else generic. Cached per
 /// device.
-inline platform::error_t select_target(int device, target* out) {
+inline platform::error_t choose_target(int device, target* out) {
   static platform::per_device_cache<target> cache;
   return cache.get(device, out, [device](target* best) {
     *best = target::generic;
