@@ -15,11 +15,12 @@
 #include "gpu/status.hpp"
 #include "mxi/device/args_from_views.hpp"
 #include "mxi/device/candidates.hpp"
+#include "mxi/device/column_maps.hpp"
 #include "mxi/device/k_cache_writer.hpp"
 #include "mxi/device/paged_logits.hpp"
 #include "mxi/device/q_quantizer.hpp"
 #include "mxi/device/row_info.hpp"
-#include "mxi/device/select_rows.hpp"
+#include "mxi/device/row_lengths.hpp"
 #include "mxi/device/topk.hpp"
 #include "mxi/platform/runtime.hpp"
 

@@ -7,7 +7,7 @@
 //            (-1, negative ids, repeats and blocks past the visible range dropped), -1 after, plus
 //            their count: what paged_logits' candidate mode reads. Since only the newest block
 //            can be partial, the valid columns of a compact candidate row [block slot][cbs] are
-//            one prefix (candidate_columns in select_rows.hpp), and column order is position
+//            one prefix (candidate_columns in row_lengths.hpp), and column order is position
 //            order: the top-k runs on it unchanged. A block a row (up to 8 in calls of few
 //            rows, each doing the same): ids below 131072 go through a bitmap in shared memory
 //            (a bit an id, then a scan of the words), others through a block radix sort; on sm90

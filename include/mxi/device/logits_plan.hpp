@@ -1,5 +1,5 @@
-// The logits kernels' arguments and their plan: which query rows go together (groups), and how
-// the groups' key ranges split into items that the persistent logits kernels walk.
+// The logits kernels' plan: which query rows go together (groups), and how the groups' key ranges
+// split into items that the persistent logits kernels walk.
 //
 // The plan kernel (one block) splits the rows into groups of G consecutive tokens of one request
 // (G = 1 in candidate mode) and each group's key range into chunks sized so that the items
@@ -12,53 +12,14 @@
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/block/block_scan.hpp"
+#include "mxi/device/paged_logits_args.hpp"
 #include "mxi/device/row_info.hpp"
-#include "mxi/device/select_rows.hpp"
 #include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/launch.hpp"
 
 namespace mxi::device {
-
-/// Everything the logits kernels read and write (device pointers).
-struct paged_logits_args {
-  const uint8_t* q_values = nullptr;  ///< [T][H][D/2]
-  const uint8_t* q_scales = nullptr;  ///< [T][H][D/32]
-  const float* weights = nullptr;     ///< [T][H]
-  int num_heads = 64;                 ///< H: 16..128, a multiple of 16
-  const uint8_t* cache = nullptr;
-  int64_t num_pages = 0;  ///< NB: the dense kernels' page reads stay in [0, NB) (0: unchecked)
-  int64_t page_stride = 0;
-  int block_size = 64;  ///< BS (D = 128)
-  cache_layout layout = cache_layout::linear;
-  const int32_t* block_table = nullptr;
-  int64_t block_table_stride = 0;
-  const int32_t* query_start_loc = nullptr;  ///< [R + 1]
-  const int32_t* seq_lens = nullptr;         ///< [R]: the plan's row lengths
-  int compress_ratio = 1;
-  /// The kernel the launch follows on its stream neither writes what the plan reads
-  /// (query_start_loc, seq_lens) nor touches the plan's part of the workspace, so the plan may
-  /// run beside it (launch_plan). The GPU backend sets it after row_info and after candidate
-  /// prep; leave it false otherwise.
-  bool plan_beside_prior = false;
-  int num_requests = 0;
-  const row_info* rows = nullptr;  ///< [T] from launch_row_info
-  int64_t row_begin = 0, row_end = 0;
-  float* out = nullptr;
-  int64_t ld = 0;      ///< row stride of out, in floats
-  int64_t width = 0;   ///< dense + clean: columns of out to fill
-  bool clean = false;  ///< dense: -inf on [visible, width); invalid rows get -inf throughout
-  // Candidate mode when candidate_ids is set: [T][candidate_stride] ids, candidate_counts[T].
-  const int32_t* candidate_ids = nullptr;
-  int64_t candidate_stride = 0;
-  const int32_t* candidate_counts = nullptr;
-  int candidate_block_size = 8;
-  /// sm90 candidate mode: each column's page id and token as launch_candidate_prep writes them
-  /// (candidate_slot_sink: int32 pairs, [row - row_begin][candidate_stride x
-  /// candidate_block_size]); null: the launch resolves them itself, in a kernel before the logits.
-  const int32_t* candidate_slots = nullptr;
-};
 
 namespace detail {
 
@@ -129,35 +90,6 @@ MXI_DEVICE int64_t block_exclusive_scan(int64_t v, plan_scan::storage_type& stor
 MXI_DEVICE int32_t clamp_row(int64_t v, int64_t lo, int64_t hi) {
   return static_cast<int32_t>(v < lo ? lo : (v > hi ? hi : v));
 }
-
-/// Keys a group's row scores: its visible length (dense) or valid candidate columns.
-struct dense_keys {
-  static constexpr bool candidate = false;
-  MXI_DEVICE int64_t columns(int64_t, int64_t visible) const { return visible; }
-  /// At least columns(t, visible) for a row of `visible` positions, without reading what the
-  /// kernels before the plan write (the plan sizes its items by it).
-  MXI_DEVICE int64_t column_bound(int64_t visible, int64_t table_keys) const {
-    return min(visible, table_keys);
-  }
-  MXI_DEVICE int64_t position(int64_t, int64_t col) const { return col; }
-};
-struct candidate_keys {
-  static constexpr bool candidate = true;
-  candidate_positions positions;  ///< ids, stride, cbs
-  const int32_t* counts;
-  /// sm90: each column's page id and token (token -1 past the valid ones), row t at
-  /// (t - row_begin) * slot_stride: from candidate prep, or candidate_slots_kernel.
-  const int2* slots = nullptr;
-  int64_t slot_stride = 0;
-  MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
-    return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
-  }
-  /// The valid columns are a prefix of the NCB x cbs a row holds, and each is a visible position.
-  MXI_DEVICE int64_t column_bound(int64_t visible, int64_t) const {
-    return min(visible, positions.stride * positions.cbs);
-  }
-  MXI_DEVICE int64_t position(int64_t t, int64_t col) const { return positions.position(t, col); }
-};
 
 template <class KeyMap>
 __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a, KeyMap map,

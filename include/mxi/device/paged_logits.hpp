@@ -6,7 +6,7 @@
 //   candidate  per row a list of candidate block ids (ascending, deduplicated, every block live:
 //              id * cbs < visible) and its count n; col = j * cbs + i <-> position ids[j] * cbs +
 //              i. The valid columns are then the prefix [0, candidate_columns(...))
-//              (select_rows.hpp: only the last block can be partly visible); columns past it are
+//              (row_lengths.hpp: only the last block can be partly visible); columns past it are
 //              not written. Only the candidate tokens' bytes are read.
 //
 // Launch shape: a plan kernel (one block, logits_plan.hpp) splits the rows into groups of G
@@ -31,6 +31,7 @@
 #include "mxi/arch/async_copy.hpp"
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/arch/target.hpp"
+#include "mxi/device/key_maps.hpp"
 #include "mxi/device/logits_plan.hpp"
 #include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
