@@ -361,7 +361,7 @@ void check_dense(const testing::host_workload& w, arch::target target) {
   out.fill_bytes(0x7F);  // poison: 0x7F7F7F7F is a large finite float no score equals
   device_buffer<char> ws(device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
   device::paged_logits_args a = d.logits_args(out.data(), ld);
-  a.plan_beside_prior = true;  // row_info came right before
+  a.plan_overlaps_prior = true;  // row_info came right before
   gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch_paged_logits");
   gpu_check(platform::device_synchronize(), "synchronize");
   const std::vector<float> host = out.download();
@@ -649,9 +649,9 @@ TEST_CASE("GPU logits: rows row_info rejects come out -inf, the others exact", "
   REQUIRE_GPU();
   // The dense plan sizes its items from seq_lens without waiting for row_info, so the rejected
   // rows' items are walked: they must read no page (compute-sanitizer checks the reads) and write
-  // nothing but the -inf fill, while the valid rows beside them score as usual. The plan beside
+  // nothing but the -inf fill, while the valid rows next to them score as usual. The plan overlapped with
   // row_info (launched right after it) and after it.
-  const bool beside = GENERATE(true, false);
+  const bool overlap = GENERATE(true, false);
   for (const arch::target target : targets_here()) {
     testing::workload_spec s = testing::decode_spec(4, 300, 2, 37);
     s.block_size = 16;
@@ -670,14 +670,14 @@ TEST_CASE("GPU logits: rows row_info rejects come out -inf, the others exact", "
     device_buffer<char> ws(
         device::paged_logits_workspace(w.num_tokens, static_cast<int>(w.seq_lens.size())));
     device::paged_logits_args a = d.logits_args(out.data(), ld);
-    a.plan_beside_prior = beside;
+    a.plan_overlaps_prior = overlap;
     gpu_check(device::launch_paged_logits(a, ws.data(), nullptr, &target), "launch_paged_logits");
     gpu_check(platform::device_synchronize(), "synchronize");
     const std::vector<float> host = out.download();
     const std::vector<device::row_info> rows = d.rows.download();
     int rejected = 0;
     for (int64_t t = 0; t < w.num_tokens; ++t) {
-      INFO(name_of(target) << " beside " << beside << " token " << t << " visible "
+      INFO(name_of(target) << " overlap " << overlap << " token " << t << " visible "
                            << rows[t].visible);
       if (rows[t].visible < 0) {
         ++rejected;

@@ -594,7 +594,7 @@ TEST_CASE("gpu candidates: prep sorts, dedupes and drops dead ids, and resolves 
           "[gpu][candidates]") {
   REQUIRE_GPU();
   // Rows given as they are (given_rows), or located in a batch of one token a request whose
-  // lengths give the same visible lengths (batch_rows, as the backend runs it beside row_info),
+  // lengths give the same visible lengths (batch_rows, as the backend runs it overlapped with row_info),
   // all rows or from the third on.
   const int source = GENERATE(0, 1, 2);
   const int first = source == 2 ? 2 : 0;

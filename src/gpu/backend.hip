@@ -244,7 +244,7 @@ status run_indexer(const indexer_args& a, const execution& exec) {
   logits.clean = !p.own_scores && a.logits.clean;
   // Before each chunk's plan: row_info, or the last chunk's selects, none of which touches the
   // logits plan or writes the batch.
-  logits.plan_beside_prior = true;
+  logits.plan_overlaps_prior = true;
   for (int64_t begin = 0; begin < p.tokens; begin += p.chunk_rows) {
     const int64_t rows = std::min(p.chunk_rows, p.tokens - begin);
     float* scores = p.own_scores ? ws.scores : a.logits.data + begin * a.logits.stride;
@@ -284,9 +284,9 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   const int ncb = a.candidates.num_blocks, cbs = a.candidates.block_size;
   int32_t* ids = ws.prepared;
   int32_t* counts = ws.prepared + p.tokens * ncb;
-  // Each chunk's prep runs beside the kernel before it (row_info, or the last chunk's select),
+  // Each chunk's prep overlaps the kernel before it (row_info, or the last chunk's select),
   // locating its rows in the batch itself, and writes the columns' slots where the logits kernel
-  // stages from them; the plan runs beside the prep, so row_info, prep and plan overlap.
+  // stages from them; the plan overlaps the prep, so row_info, prep and plan overlap.
   bool slots_wanted = false;
   MXI_GPU_RETURN_IF_ERROR(device::candidate_slots_wanted(&slots_wanted));
   device::candidate_slot_sink sink;
@@ -305,7 +305,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   logits.candidate_counts = counts;
   logits.candidate_block_size = cbs;
   logits.candidate_slots = sink.pairs;
-  logits.plan_beside_prior = true;  // prep writes nothing the plan reads, nor the plan's words
+  logits.plan_overlaps_prior = true;  // prep writes nothing the plan reads, nor the plan's words
   logits.out = ws.scores;
   logits.ld = p.ld;
   logits.width = p.width;
@@ -316,7 +316,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
     MXI_GPU_RETURN_IF_ERROR(device::launch_candidate_prep(
         a.candidates.blocks + begin * a.candidates.stride, a.candidates.stride, rows, ncb, cbs,
         located, a.max_model_len, ids + begin * ncb, ncb, counts + begin, stream, sink,
-        /*beside_prior=*/true));
+        /*overlap_prior=*/true));
     logits.row_begin = begin;
     logits.row_end = begin + rows;
     MXI_GPU_RETURN_IF_ERROR(device::launch_paged_logits(logits, ws.logits_plan, stream));

@@ -79,7 +79,7 @@ struct candidate_prep_problem {
   int32_t* counts;
   candidate_slot_sink slots;
   platform::divider by_cbs, by_block_size;
-  bool beside_prior;
+  bool overlap_prior;
   bool bitmap;  ///< every live id is below prep_bitmap_words x 32: dedupe through a bitmap
   int parts;    ///< blocks a row: each prepares the row alike and writes its share of the slots
 };
@@ -92,7 +92,7 @@ inline constexpr int prep_bitmap_words = 4096;
 /// Calls of fewer rows than this give each row several prep blocks (candidate_prep_problem::parts,
 /// at most max_prep_parts), so that the slots' block-table loads spread over about this many
 /// multiprocessors: 16 rows of 2048 x 8 in one block each took 13.6-14.9 us (Nsight Compute on
-/// the H200), longer than the row checks and the plan beside it.
+/// the H200), longer than the row checks and the plan it overlaps.
 inline constexpr int prep_target_blocks = 128, max_prep_parts = 8;
 
 /// Block-wide: the slots of part `part` of the columns of row `row` (see candidate_slot_sink),
@@ -153,9 +153,9 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
                                                                  Rows rows) {
   using sort = block::block_radix_sort<uint32_t, Threads, Items>;
   using scan = block::block_scan<uint32_t, Threads>;
-  // Launched chained: beside the kernel before it where the caller says so (it writes nothing
-  // this one reads or writes), waiting for it only before the end; else after it.
-  if (!p.beside_prior) platform::wait_for_prior_grid();
+  // Launched chained: overlapped with the kernel before it where the caller says so (it writes
+  // nothing this one reads or writes), waiting for it only before the end; else after it.
+  if (!p.overlap_prior) platform::wait_for_prior_grid();
   platform::allow_next_grid();
   const uint32_t none = (1u << p.id_bits) - 1;
   __shared__ union {  // the kept ids replace the sort's storage or the bitmap once it is read
@@ -258,7 +258,7 @@ __global__ __launch_bounds__(Threads) void candidate_prep_kernel(candidate_prep_
     __syncthreads();  // the kept ids are in
     write_slots<Threads>(p, info, count, sorted, row, part);
   }
-  if (p.beside_prior) platform::wait_for_prior_grid();
+  if (p.overlap_prior) platform::wait_for_prior_grid();
 }
 
 template <int Threads, class Rows>
@@ -314,16 +314,16 @@ platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys 
 /// Prepares `rows` pool rows of `num_blocks` ids (<= candidate_max_blocks) into `prepared`
 /// ([rows][prepared_stride], ascending, -1 after) and `counts` ([rows]), and where `slots.pairs`
 /// is set, each column's page id and token. `row_source` tells each row's request and length:
-/// checked_rows after row_info, or batch_rows beside it. Every row's length that matters is at
-/// most `max_visible` (the call's max_model_len), so no live id reaches ceil(max_visible / cbs),
-/// and the sort needs only the bits below it. `beside_prior`: the kernel before it on the stream
+/// checked_rows after row_info, or batch_rows overlapped with it. Every row's length that
+/// matters is at most `max_visible` (the call's max_model_len), so no live id reaches
+/// ceil(max_visible / cbs), and the sort needs only the bits below it. `overlap_prior`: the kernel before it on the stream
 /// writes nothing this one reads or writes (row_info, or the last chunk's select), so it runs
-/// beside that kernel (platform/launch.hpp); leave it false otherwise.
+/// overlapped with that kernel (platform/launch.hpp); leave it false otherwise.
 template <class Rows>
 platform::error_t launch_candidate_prep(
     const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs, Rows row_source,
     int64_t max_visible, int32_t* prepared, int64_t prepared_stride, int32_t* counts,
-    platform::stream_t stream, const candidate_slot_sink& slots = {}, bool beside_prior = false) {
+    platform::stream_t stream, const candidate_slot_sink& slots = {}, bool overlap_prior = false) {
   if (rows == 0) return platform::success;
   const int64_t limit = candidate_live_blocks(max_visible, cbs);  // live ids < limit <= none
   int id_bits = 1;
@@ -341,7 +341,7 @@ platform::error_t launch_candidate_prep(
   p.slots = slots;
   p.by_cbs = platform::divider(static_cast<uint32_t>(cbs));
   p.by_block_size = platform::divider(static_cast<uint32_t>(slots.block_size));
-  p.beside_prior = beside_prior;
+  p.overlap_prior = overlap_prior;
   p.bitmap = limit <= int64_t{detail::prep_bitmap_words} * 32;
   p.parts = slots.pairs == nullptr
                 ? 1

@@ -98,8 +98,8 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
   __shared__ plan_scan::storage_type scan;
   __shared__ int32_t shared_base[plan_shared_requests + 1];
   // The queries are the caller's, which no kernel of the call writes: a small decode batch's go
-  // to L2 now, beside row_info, where the logits kernel's two rounds of query loads a consumer
-  // (scales and weights, then values) would wait on HBM.
+  // to L2 now, overlapped with row_info, where the logits kernel's two rounds of query loads a
+  // consumer (scales and weights, then values) would wait on HBM.
   const int64_t query_heads = (a.row_end - a.row_begin) * a.num_heads;
   if (query_heads * arch::key_tile_shape::row_bytes <= prefetched_query_bytes) {
     const int64_t head0 = a.row_begin * a.num_heads;
@@ -193,17 +193,17 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
 /// sized by the most columns a row can hold (KeyMap::column_bound), not by what candidate prep
 /// kept, so the plan need not wait for the prep either: the tiles past a row's valid columns
 /// stage no bytes and are scored by no one. The plan waits for the kernel before it first unless
-/// `beside_prior`: that kernel writes nothing the plan reads and does not touch the plan's part
+/// `overlap_prior`: that kernel writes nothing the plan reads and does not touch the plan's part
 /// of the workspace (a logits kernel reading the last plan must not see this one's). Then it plans
-/// beside that kernel and waits for it before it ends, so that the logits kernel chained to the
-/// plan finds both done. (Every chained kernel of the library waits before it lets the next one
+/// overlapped with that kernel and waits for it before it ends, so that the logits kernel chained
+/// to the plan finds both done. (Every chained kernel of the library waits before it lets the next one
 /// launch, so the kernels before the one before the plan have ended when the plan starts.)
 template <class KeyMap>
 platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group,
-                              int target_items, plan_view plan, bool beside_prior,
+                              int target_items, plan_view plan, bool overlap_prior,
                               platform::stream_t stream) {
   return platform::launch(&plan_logits<KeyMap>, {dim3(1), plan_threads, 0, 1, /*chained=*/true},
-                          stream, a, map, group, target_items, plan, !beside_prior);
+                          stream, a, map, group, target_items, plan, !overlap_prior);
 }
 
 /// A block's share of the plan's items: a contiguous run (the counts differ by at most one), so

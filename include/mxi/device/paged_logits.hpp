@@ -374,7 +374,7 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   const int grid = sms * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
-  e = launch_plan(a, map, group, 4 * grid, plan, a.plan_beside_prior, stream);
+  e = launch_plan(a, map, group, 4 * grid, plan, a.plan_overlaps_prior, stream);
   if (e != platform::success) return e;
   return platform::launch(kernel,
                           {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true},
@@ -419,14 +419,14 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
 #else
     if (target == arch::target::sm90) {
       KeyMap keys = map;
-      bool beside = a.plan_beside_prior;
+      bool overlap = a.plan_overlaps_prior;
       if constexpr (KeyMap::candidate) {  // the keys' slots: given, or resolved first
         keys.slot_stride = a.candidate_stride * a.candidate_block_size;
         keys.slots = reinterpret_cast<const int2*>(a.candidate_slots);
         if (keys.slots == nullptr) {
           auto* slots = reinterpret_cast<int2*>(candidate_slots_in(ws, rows, a.num_requests));
           keys.slots = slots;
-          beside = true;  // the slots kernel touches no plan and waited for the kernels before
+          overlap = true;  // the slots kernel touches no plan and waited for the kernels before
           constexpr int threads = 256;
           const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
                           static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
@@ -437,7 +437,7 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
         }
       }
       return with_heads(a.num_heads, [&](auto heads) {
-        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, beside,
+        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, overlap,
                                                                   stream);
       });
     }

@@ -26,9 +26,9 @@ struct paged_logits_args {
   int compress_ratio = 1;
   /// The kernel the launch follows on its stream neither writes what the plan reads
   /// (query_start_loc, seq_lens) nor touches the plan's part of the workspace, so the plan may
-  /// run beside it (launch_plan). The GPU backend sets it after row_info and after candidate
+  /// overlap it (launch_plan). The GPU backend sets it after row_info and after candidate
   /// prep; leave it false otherwise.
-  bool plan_beside_prior = false;
+  bool plan_overlaps_prior = false;
   int num_requests = 0;
   const row_info* rows = nullptr;  ///< [T] from launch_row_info
   int64_t row_begin = 0, row_end = 0;

@@ -258,7 +258,7 @@ struct checked_rows {
   MXI_DEVICE row_info locate(int64_t t, int*) const { return rows[t]; }
 };
 
-/// The rows read straight from the batch, for a kernel that runs beside row_info (one block a
+/// The rows read straight from the batch, for a kernel overlapped with row_info (one block a
 /// row): locate(t) gives the request whose start is the last at or before t and the length
 /// unchecked_visible gives it. That is what row_info gives every row it accepts; for any other
 /// row, whatever the batch holds, the request lies in [0, R) and the length is not -1 but
