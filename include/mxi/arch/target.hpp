@@ -1,9 +1,11 @@
 // Which logits tile a device runs: a target chosen on the host from the device's compute
 // capability (NVIDIA) or gfx name (AMD). The row-scorer targets (generic, gfx950) have a policy
-// type that paged_logits_kernel takes as a template parameter; `compiled_here` says whether the
-// current device pass can run it (other passes compile a trap). sm90 runs its own kernel
-// (device/detail/pipelined_logits_kernel.hpp). Every target name exists on both vendors (tests
-// and benches name them); a target this build has no tile for runs the generic one.
+// type that paged_logits_kernel takes as a template parameter (with_row_policy picks it);
+// `compiled_here` says whether the current device pass can run it (other passes compile a trap).
+// sm90 runs its own kernel (device/detail/pipelined_logits_kernel.hpp). Every target name exists
+// on both vendors (tests and benches name them); a target this build has no tile for runs the
+// generic one. MXI_ARCH_HAS_SM90 and MXI_ARCH_HAS_GFX950 say which tiles the build has, so that
+// device code asks this file rather than the vendor.
 #pragma once
 
 #include <cstring>
@@ -12,9 +14,14 @@
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave.hpp"
+
 #if MXI_PLATFORM_HIP
+#define MXI_ARCH_HAS_SM90 0
+#define MXI_ARCH_HAS_GFX950 1
 #include "mxi/arch/gfx950.hpp"
 #else
+#define MXI_ARCH_HAS_SM90 1
+#define MXI_ARCH_HAS_GFX950 0
 #include "mxi/arch/sm90.hpp"
 #endif
 
@@ -31,7 +38,7 @@ struct generic_policy {
   using scorer = generic::row_scorer<WaveSize, Heads>;
 };
 
-#if MXI_PLATFORM_HIP
+#if MXI_ARCH_HAS_GFX950
 /// gfx950 (MI355X): one scaled MFMA (E2M1 x E2M1, K = 128) per 16 heads x 16 keys, wave64.
 struct gfx950_policy {
   static constexpr target kind = target::gfx950;
@@ -42,7 +49,23 @@ struct gfx950_policy {
 };
 #endif
 
-#if !MXI_PLATFORM_HIP && MXI_GPU_COMPILER
+/// Calls f(Policy{}) with the row-scorer policy for target `t` on waves of `wave_size` lanes:
+/// gfx950's where the build has it and `t` is gfx950, else generic's. Returns false, calling
+/// nothing, when this build has no code for the wave size.
+template <class F>
+bool with_row_policy(target t, int wave_size, F&& f) {
+#if MXI_ARCH_HAS_GFX950
+  if (t == target::gfx950) {
+    f(gfx950_policy{});
+    return true;
+  }
+#else
+  (void)t;
+#endif
+  return platform::dispatch_wave_size(wave_size, [&](auto w) { f(generic_policy<decltype(w)::value>{}); });
+}
+
+#if MXI_ARCH_HAS_SM90 && MXI_GPU_COMPILER
 namespace detail {
 /// Its launch bound marks the device pass of the image a device loaded: 64 threads where that pass
 /// issues wgmma (sm_90a), 32 elsewhere, so that a build without an sm_90a pass (sm_80 only, say)

@@ -40,7 +40,7 @@
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave.hpp"
-#if !MXI_PLATFORM_HIP
+#if MXI_ARCH_HAS_SM90
 #include "mxi/device/detail/pipelined_logits_kernel.hpp"
 #endif
 
@@ -283,7 +283,7 @@ __global__ __launch_bounds__(
   }
 }
 
-#if !MXI_PLATFORM_HIP
+#if MXI_ARCH_HAS_SM90
 /// Each candidate column's page id and token, token -1 past the row's valid columns (the plan's
 /// items reach the bound of a row's columns, KeyMap::column_bound):
 /// slots[(t - row_begin) * stride + col], a thread a column (blockIdx.y strides over the rows).
@@ -397,6 +397,38 @@ platform::error_t launch_logits_heads(const paged_logits_args& a, const KeyMap& 
   });
 }
 
+#if MXI_ARCH_HAS_SM90
+/// The sm90 kernel (detail/pipelined_logits_kernel.hpp). Candidate keys stage from their slots:
+/// the caller's (candidate prep wrote them), else candidate_slots_kernel resolves them first.
+template <class Layout, class KeyMap>
+platform::error_t launch_sm90_logits(const paged_logits_args& a, const KeyMap& map, int group,
+                                     void* ws, platform::stream_t stream) {
+  KeyMap keys = map;
+  bool overlap = a.plan_overlaps_prior;
+  if constexpr (KeyMap::candidate) {
+    keys.slot_stride = a.candidate_stride * a.candidate_block_size;
+    keys.slots = reinterpret_cast<const int2*>(a.candidate_slots);
+    if (keys.slots == nullptr) {
+      const int64_t rows = a.row_end - a.row_begin;
+      auto* slots = reinterpret_cast<int2*>(candidate_slots_in(ws, rows, a.num_requests));
+      keys.slots = slots;
+      overlap = true;  // the slots kernel touches no plan and waited for the kernels before
+      constexpr int threads = 256;
+      const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
+                      static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+      const platform::error_t e =
+          platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
+                           stream, a, keys, slots, keys.slot_stride);
+      if (e != platform::success) return e;
+    }
+  }
+  return with_heads(a.num_heads, [&](auto heads) {
+    return launch_pipelined_logits<Layout, decltype(heads)::value>(a, keys, group, ws, overlap,
+                                                                   stream);
+  });
+}
+#endif
+
 template <class KeyMap>
 platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, void* ws,
                                 platform::stream_t stream, const arch::target* force) {
@@ -413,38 +445,12 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
       rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target), a.num_heads);
   return layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
-#if MXI_PLATFORM_HIP
-    if (target == arch::target::gfx950)
-      return launch_logits_heads<L, arch::gfx950_policy>(a, map, group, ws, stream);
-#else
-    if (target == arch::target::sm90) {
-      KeyMap keys = map;
-      bool overlap = a.plan_overlaps_prior;
-      if constexpr (KeyMap::candidate) {  // the keys' slots: given, or resolved first
-        keys.slot_stride = a.candidate_stride * a.candidate_block_size;
-        keys.slots = reinterpret_cast<const int2*>(a.candidate_slots);
-        if (keys.slots == nullptr) {
-          auto* slots = reinterpret_cast<int2*>(candidate_slots_in(ws, rows, a.num_requests));
-          keys.slots = slots;
-          overlap = true;  // the slots kernel touches no plan and waited for the kernels before
-          constexpr int threads = 256;
-          const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
-                          static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-          const platform::error_t e =
-              platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
-                               stream, a, keys, slots, keys.slot_stride);
-          if (e != platform::success) return e;
-        }
-      }
-      return with_heads(a.num_heads, [&](auto heads) {
-        return launch_pipelined_logits<L, decltype(heads)::value>(a, keys, group, ws, overlap,
-                                                                  stream);
-      });
-    }
+#if MXI_ARCH_HAS_SM90
+    if (target == arch::target::sm90) return launch_sm90_logits<L>(a, map, group, ws, stream);
 #endif
     platform::error_t r = platform::success;
-    const bool known = platform::dispatch_wave_size(wave_size, [&](auto w) {
-      r = launch_logits_heads<L, arch::generic_policy<decltype(w)::value>>(a, map, group, ws, stream);
+    const bool known = arch::with_row_policy(target, wave_size, [&](auto policy) {
+      r = launch_logits_heads<L, decltype(policy)>(a, map, group, ws, stream);
     });
     return known ? r : platform::invalid_value;
   });
@@ -456,14 +462,12 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
 /// kernel does), so that candidate prep had better write them (candidate_slots_in).
 inline platform::error_t candidate_slots_wanted(bool* wanted) {
   *wanted = false;
-#if !MXI_PLATFORM_HIP
   int device = 0;
   arch::target target = arch::target::generic;
   platform::error_t e = platform::get_device(&device);
   if (e == platform::success) e = arch::choose_target(device, &target);
   if (e != platform::success) return e;
-  *wanted = target == arch::target::sm90;
-#endif
+  *wanted = target == arch::target::sm90;  // never chosen where the build has no sm90 tile
   return platform::success;
 }
 
