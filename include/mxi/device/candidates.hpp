@@ -22,6 +22,7 @@
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/row_info.hpp"
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/divide.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/launch.hpp"
@@ -272,12 +273,10 @@ platform::error_t launch_prep(const candidate_prep_problem& p, int64_t rows, Row
 
 /// Calls f(std::integral_constant<int, T>{}) with the fewest threads T, a power of two from 128
 /// to 1024, whose four ids each hold a row of num_blocks (<= candidate_max_blocks) ids.
-template <int Threads = 128, class F>
+template <class F>
 platform::error_t with_prep_threads(int num_blocks, F&& f) {
-  if constexpr (Threads < 1024) {
-    if (num_blocks > 4 * Threads) return with_prep_threads<2 * Threads>(num_blocks, f);
-  }
-  return f(std::integral_constant<int, Threads>{});
+  return platform::with_constant<128, 256, 512, 1024>(
+      [&](int threads) { return num_blocks <= 4 * threads; }, f);
 }
 
 }  // namespace detail

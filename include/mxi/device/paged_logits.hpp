@@ -36,6 +36,7 @@
 #include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/device_limits.hpp"
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -384,9 +385,7 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
 /// Calls f(std::integral_constant<int, H>{}) with the padded head count the kernels are built for.
 template <class F>
 platform::error_t with_heads(int num_heads, F&& f) {
-  if (num_heads <= 32) return f(std::integral_constant<int, 32>{});
-  if (num_heads <= 64) return f(std::integral_constant<int, 64>{});
-  return f(std::integral_constant<int, 128>{});
+  return platform::with_constant<32, 64, 128>([&](int h) { return num_heads <= h; }, f);
 }
 
 template <class Layout, class Policy, class KeyMap>

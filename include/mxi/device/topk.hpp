@@ -27,6 +27,7 @@
 #include "mxi/device/tuning.hpp"
 #include "mxi/platform/cluster.hpp"
 #include "mxi/platform/device_limits.hpp"
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -184,18 +185,17 @@ struct topk_workspace {
 
 /// One block per row holding Threads * 4 >= k winners, the fewest threads from 128 that do; rows of
 /// at most `split` columns are skipped.
-template <int Threads = 128, class Keys, class Lengths, class Map>
+template <class Keys, class Lengths, class Map>
 void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths,
                  const int32_t* selected, Map map, int32_t* out, int64_t out_stride,
                  platform::stream_t stream) {
   static_assert(1024 * 4 >= max_topk_k, "the widest sort holds every k");
-  if constexpr (Threads < 1024) {
-    if (s.k > Threads * 4)
-      return launch_sort<Threads * 2>(s, split, keys, lengths, selected, map, out, out_stride,
-                                      stream);
-  }
-  sort_selected_kernel<Threads, 4><<<static_cast<unsigned>(s.rows), Threads, 0, stream>>>(
-      keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
+  platform::with_constant<128, 256, 512, 1024>([&](int threads) { return s.k <= threads * 4; },
+                                               [&](auto threads) {
+    constexpr int n = decltype(threads)::value;
+    sort_selected_kernel<n, 4><<<static_cast<unsigned>(s.rows), n, 0, stream>>>(
+        keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
+  });
 }
 
 /// The one-block path: a block of this many threads per row.
@@ -206,10 +206,11 @@ inline constexpr int row_select_threads = 1024;
 template <class F>
 auto with_sort_items(const topk_shape& s, F&& f) {
   static_assert(4 * row_select_threads >= max_topk_k, "the widest sort holds every k");
-  if (s.order == output_order::position) return f(std::integral_constant<int, 0>{});
-  if (s.k <= row_select_threads) return f(std::integral_constant<int, 1>{});
-  if (s.k <= 2 * row_select_threads) return f(std::integral_constant<int, 2>{});
-  return f(std::integral_constant<int, 4>{});
+  return platform::with_constant<0, 1, 2, 4>(
+      [&](int items) {
+        return items == 0 ? s.order == output_order::position : s.k <= items * row_select_threads;
+      },
+      f);
 }
 
 /// The widest row the one-block path takes for `s` within `limit` bytes of shared memory.

@@ -6,9 +6,8 @@
 // measures there.
 #pragma once
 
-#include <type_traits>
-
 #include "mxi/arch/target.hpp"
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::device {
@@ -120,14 +119,8 @@ inline constexpr arch::target all_targets[] = {arch::target::generic, arch::targ
 template <class F>
 decltype(auto) with_target(arch::target t, F&& f) {
   using arch::target;
-  switch (t) {
-    case target::sm90:
-      return f(std::integral_constant<target, target::sm90>{});
-    case target::gfx950:
-      return f(std::integral_constant<target, target::gfx950>{});
-    default:
-      return f(std::integral_constant<target, target::generic>{});
-  }
+  return platform::with_constant<target::sm90, target::gfx950, target::generic>(
+      [&](target c) { return c == t; }, f);
 }
 
 /// The current device's target (what its tuning is looked up by).

@@ -2,8 +2,7 @@
 // per device, and the switch that turns it into the template argument kernels take.
 #pragma once
 
-#include <type_traits>
-
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave64_emulation.hpp"
@@ -34,19 +33,17 @@ inline error_t device_wave_size(int device, int* wave_size) {
 /// size is one this build has no code for.
 template <class F>
 bool dispatch_wave_size(int wave_size, F&& f) {
-  if constexpr (supports_wave32) {
-    if (wave_size == 32) {
-      f(std::integral_constant<int, 32>{});
+  const auto compiled = [&](auto w) {
+    constexpr int size = decltype(w)::value;
+    if constexpr (size == 32 ? supports_wave32 : supports_wave64) {
+      f(w);
       return true;
+    } else {
+      return false;
     }
-  }
-  if constexpr (supports_wave64) {
-    if (wave_size == 64) {
-      f(std::integral_constant<int, 64>{});
-      return true;
-    }
-  }
-  return false;
+  };
+  return with_constant<32, 64>([&](int w) { return w == wave_size; }, compiled,
+                               [] { return false; });
 }
 
 }  // namespace mxi::platform
