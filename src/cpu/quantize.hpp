@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "mxi/format/bf16.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/layout/convert.hpp"
 #include "mxi/mxi.hpp"
@@ -14,8 +15,7 @@ namespace mxi::detail {
 /// Element i of an fp32 or bf16 array, as fp32 (bf16 widens exactly).
 inline float load_float(const void* data, float_type type, int64_t i) {
   if (type == float_type::f32) return static_cast<const float*>(data)[i];
-  const uint16_t b = static_cast<const uint16_t*>(data)[i];
-  return bit_cast<float>(static_cast<uint32_t>(b) << 16);
+  return format::widen_bf16(static_cast<const uint16_t*>(data)[i]);
 }
 
 /// Quantizes row i of K into its slot; returns device_error_slot_mapping for a slot outside

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "mxi/format/bf16.hpp"
 #include "mxi/format/bf16_pairs.hpp"
 #include "mxi/format/mxfp4.hpp"
 #include "mxi/platform/intrinsics.hpp"
@@ -70,8 +71,8 @@ struct float_source {
     load(i, w);
 #pragma unroll
     for (int j = 0; j < N / 2; ++j) {
-      x[2 * j] = bit_cast<float>(w[j] << 16);
-      x[2 * j + 1] = bit_cast<float>(w[j] & 0xFFFF0000u);
+      x[2 * j] = format::widen_bf16_half(w[j], 0);
+      x[2 * j + 1] = format::widen_bf16_half(w[j], 1);
     }
   }
 

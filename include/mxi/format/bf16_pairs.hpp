@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
+#include "mxi/format/bf16.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !MXI_PLATFORM_HIP
 #define MXI_FORMAT_BF16X2_NATIVE 1
@@ -56,7 +57,6 @@ MXI_DEVICE uint32_t max2(uint32_t a, uint32_t b) {
 // Each lane widened to float, where the sums (at most 6 + 256) and products (by a power of two)
 // below are exact, or lie below 2^-126 and so below the first rounding boundary; then rounded to
 // the nearest even bf16, as the hardware rounds. No NaN reaches them.
-MXI_HOST_DEVICE float lane(uint32_t w, int i) { return bit_cast<float>((w >> (16 * i)) << 16); }
 MXI_HOST_DEVICE uint32_t to_bf16(float f) {
   const uint32_t bits = bit_cast<uint32_t>(f);
   return (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
@@ -75,7 +75,8 @@ struct larger {
 };
 template <class Op>
 MXI_HOST_DEVICE uint32_t lanes(uint32_t a, uint32_t b) {
-  return to_bf16(Op{}(lane(a, 0), lane(b, 0))) | (to_bf16(Op{}(lane(a, 1), lane(b, 1))) << 16);
+  return to_bf16(Op{}(widen_bf16_half(a, 0), widen_bf16_half(b, 0))) |
+         (to_bf16(Op{}(widen_bf16_half(a, 1), widen_bf16_half(b, 1))) << 16);
 }
 MXI_HOST_DEVICE uint32_t mul2(uint32_t a, uint32_t b) { return lanes<times>(a, b); }
 MXI_HOST_DEVICE uint32_t add2(uint32_t a, uint32_t b) { return lanes<plus>(a, b); }
