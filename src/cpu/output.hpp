@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cpu/rows.hpp"
-#include "cpu/score_key.hpp"
+#include "cpu/rank_key.hpp"
 #include "mxi/mxi.hpp"
 
 namespace mxi::detail {
@@ -73,7 +73,7 @@ inline void publish_candidates(const candidate_pool_output& pool, int64_t t, con
     for (int64_t j = 0; j < live; ++j) {
       uint32_t best = 0;
       for (int64_t pos = j * cbs; pos < std::min((j + 1) * cbs, visible); ++pos)
-        best = std::max(best, score_key(scores[pos]));
+        best = std::max(best, block::score_key(scores[pos]));
       keys[j] = rank_key(best, j);
     }
     keys[live - 1] = rank_key(std::numeric_limits<float>::infinity(), live - 1);

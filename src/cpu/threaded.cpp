@@ -14,7 +14,7 @@
 #include "cpu/output.hpp"
 #include "cpu/quantize.hpp"
 #include "cpu/rows.hpp"
-#include "cpu/score_key.hpp"
+#include "cpu/rank_key.hpp"
 #include "cpu/tile.hpp"
 #include "mxi/format/relu.hpp"
 
