@@ -21,6 +21,7 @@
 #include "mxi/block/block_radix_sort.hpp"
 #include "mxi/block/block_scan.hpp"
 #include "mxi/block/radix_key.hpp"
+#include "mxi/device/page_table.hpp"
 #include "mxi/device/row_info.hpp"
 #include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/divide.hpp"
@@ -109,11 +110,8 @@ MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint
   // row_info accepts); a table without columns has none.
   const int64_t end =
       sink.block_table_stride > 0 ? min(static_cast<int64_t>(info.visible), p.max_visible) : 0;
-  const int32_t* table =
-      sink.block_table + static_cast<int64_t>(max(info.request, 0)) * sink.block_table_stride;
-  const int64_t last_column = sink.block_table_stride - 1;
-  const int32_t last_page =
-      sink.num_pages > 0 ? static_cast<int32_t>(sink.num_pages - 1) : INT32_MAX;
+  const page_table table =
+      page_table::of(sink.block_table, sink.block_table_stride, info.request, sink.num_pages);
   int2* out = reinterpret_cast<int2*>(sink.pairs) + row * static_cast<int64_t>(columns);
   const uint32_t per =
       (columns + static_cast<uint32_t>(p.parts) - 1) / static_cast<uint32_t>(p.parts);
@@ -130,17 +128,12 @@ MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint
       if (block >= count) continue;
       const int64_t pos = static_cast<int64_t>(kept[block]) * p.cbs + p.by_cbs.remainder(c, block);
       if (pos >= end) continue;
-      const auto at = static_cast<uint32_t>(pos);
-      const uint32_t page_column = p.by_block_size.quotient(at);
-      s[b] = make_int2(table[min(static_cast<int64_t>(page_column), last_column)],
-                       static_cast<int32_t>(p.by_block_size.remainder(at, page_column)));
+      s[b] = table.slot(static_cast<uint32_t>(pos), p.by_block_size);
     }
 #pragma unroll
     for (int b = 0; b < batch; ++b) {
       const uint32_t c = c0 + b * Threads;
-      if (c >= last) continue;
-      if (s[b].y >= 0) s[b].x = min(max(s[b].x, 0), last_page);
-      out[c] = s[b];
+      if (c < last) out[c] = s[b];
     }
   }
 }

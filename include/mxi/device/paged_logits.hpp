@@ -33,6 +33,7 @@
 #include "mxi/arch/target.hpp"
 #include "mxi/device/key_maps.hpp"
 #include "mxi/device/logits_plan.hpp"
+#include "mxi/device/page_table.hpp"
 #include "mxi/device/tuning.hpp"
 #include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/device_limits.hpp"
@@ -159,8 +160,8 @@ __global__ __launch_bounds__(
       const int64_t first = it.first;
       const int k_begin = it.k_begin;
       const int group_limit = it.valid_end(a, map);
-      const int32_t request = a.rows[first].request;
-      const int32_t* table = a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
+      const page_table table =
+          page_table::of(a.block_table, a.block_table_stride, a.rows[first].request, a.num_pages);
       const int32_t stage_visible = a.rows[first].visible;  // candidate mode: the one row
 
       // The page and token in the page of every column, so the tile loop issues its copies
@@ -171,9 +172,9 @@ __global__ __launch_bounds__(
       for (int c = tid; c < group_limit - k_begin; c += threads) {
         const int64_t pos = map.position(first, k_begin + c);
         const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
-        const int32_t p = static_cast<int32_t>(pos);
-        column_token[c] = ok ? p % a.block_size : -1;
-        column_page[c] = ok ? table[p / a.block_size] : 0;
+        const int2 slot = ok ? table.slot(static_cast<int32_t>(pos), a.block_size) : make_int2(0, -1);
+        column_token[c] = slot.y;
+        column_page[c] = slot.x;
       }
 
       // This unit's rows and the columns each writes.
@@ -299,10 +300,9 @@ __global__ void candidate_slots_kernel(paged_logits_args a, candidate_keys map, 
     const row_info info = a.rows[t];
     int2 slot = make_int2(0, -1);
     if (info.visible > 0 && col < map.columns(t, info.visible)) {
-      const int64_t pos = map.position(t, col);
-      const int32_t* table =
-          a.block_table + static_cast<int64_t>(info.request) * a.block_table_stride;
-      slot = make_int2(table[pos / a.block_size], static_cast<int32_t>(pos % a.block_size));
+      const page_table table =
+          page_table::of(a.block_table, a.block_table_stride, info.request, a.num_pages);
+      slot = table.slot(static_cast<int32_t>(map.position(t, col)), a.block_size);
     }
     slots[(t - a.row_begin) * stride + col] = slot;
   }
