@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "cpu/rows.hpp"
 #include "cpu/rank_key.hpp"
+#include "cpu/rows.hpp"
 #include "mxi/mxi.hpp"
 
 namespace mxi::detail {

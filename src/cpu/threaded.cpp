@@ -13,8 +13,8 @@
 #include "backend.hpp"
 #include "cpu/output.hpp"
 #include "cpu/quantize.hpp"
-#include "cpu/rows.hpp"
 #include "cpu/rank_key.hpp"
+#include "cpu/rows.hpp"
 #include "cpu/tile.hpp"
 #include "mxi/format/relu.hpp"
 

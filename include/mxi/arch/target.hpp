@@ -62,7 +62,8 @@ bool with_row_policy(target t, int wave_size, F&& f) {
 #else
   (void)t;
 #endif
-  return platform::dispatch_wave_size(wave_size, [&](auto w) { f(generic_policy<decltype(w)::value>{}); });
+  return platform::dispatch_wave_size(wave_size,
+                                      [&](auto w) { f(generic_policy<decltype(w)::value>{}); });
 }
 
 #if MXI_ARCH_HAS_SM90 && MXI_GPU_COMPILER

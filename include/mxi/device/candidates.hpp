@@ -308,9 +308,9 @@ platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys 
 /// is set, each column's page id and token. `row_source` tells each row's request and length:
 /// checked_rows after row_info, or batch_rows overlapped with it. Every row's length that
 /// matters is at most `max_visible` (the call's max_model_len), so no live id reaches
-/// ceil(max_visible / cbs), and the sort needs only the bits below it. `overlap_prior`: the kernel before it on the stream
-/// writes nothing this one reads or writes (row_info, or the last chunk's select), so it runs
-/// overlapped with that kernel (platform/launch.hpp); leave it false otherwise.
+/// ceil(max_visible / cbs), and the sort needs only the bits below it. `overlap_prior`: the kernel
+/// before it on the stream writes nothing this one reads or writes (row_info, or the last chunk's
+/// select), so it runs overlapped with that kernel (platform/launch.hpp); leave it false otherwise.
 template <class Rows>
 platform::error_t launch_candidate_prep(
     const int32_t* ids, int64_t ids_stride, int64_t rows, int num_blocks, int cbs, Rows row_source,

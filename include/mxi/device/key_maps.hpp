@@ -33,7 +33,8 @@ struct candidate_keys {
   const int2* slots = nullptr;
   int64_t slot_stride = 0;
   MXI_DEVICE int64_t columns(int64_t t, int64_t visible) const {
-    return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs, visible);
+    return candidate_columns(positions.ids + t * positions.stride, counts[t], positions.cbs,
+                             visible);
   }
   /// The valid columns are a prefix of the NCB x cbs a row holds, and each is a visible position.
   MXI_DEVICE int64_t column_bound(int64_t visible, int64_t) const {

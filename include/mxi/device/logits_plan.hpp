@@ -196,8 +196,8 @@ __global__ __launch_bounds__(plan_threads) void plan_logits(paged_logits_args a,
 /// `overlap_prior`: that kernel writes nothing the plan reads and does not touch the plan's part
 /// of the workspace (a logits kernel reading the last plan must not see this one's). Then it plans
 /// overlapped with that kernel and waits for it before it ends, so that the logits kernel chained
-/// to the plan finds both done. (Every chained kernel of the library waits before it lets the next one
-/// launch, so the kernels before the one before the plan have ended when the plan starts.)
+/// to the plan finds both done. (Every chained kernel of the library waits before it lets the next
+/// one launch, so the kernels before the one before the plan have ended when the plan starts.)
 template <class KeyMap>
 platform::error_t launch_plan(const paged_logits_args& a, const KeyMap& map, int group,
                               int target_items, plan_view plan, bool overlap_prior,

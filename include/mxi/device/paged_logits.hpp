@@ -172,7 +172,8 @@ __global__ __launch_bounds__(
       for (int c = tid; c < group_limit - k_begin; c += threads) {
         const int64_t pos = map.position(first, k_begin + c);
         const bool ok = pos >= 0 && (!KeyMap::candidate || pos < stage_visible);
-        const int2 slot = ok ? table.slot(static_cast<int32_t>(pos), a.block_size) : make_int2(0, -1);
+        const int2 slot =
+            ok ? table.slot(static_cast<int32_t>(pos), a.block_size) : make_int2(0, -1);
         column_token[c] = slot.y;
         column_page[c] = slot.x;
       }
@@ -416,8 +417,8 @@ platform::error_t launch_sm90_logits(const paged_logits_args& a, const KeyMap& m
       const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
                       static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
       const platform::error_t e =
-          platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true},
-                           stream, a, keys, slots, keys.slot_stride);
+          platform::launch(&candidate_slots_kernel, {grid, threads, 0, 1, /*chained=*/true}, stream,
+                           a, keys, slots, keys.slot_stride);
       if (e != platform::success) return e;
     }
   }

@@ -190,12 +190,13 @@ void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths,
                  const int32_t* selected, Map map, int32_t* out, int64_t out_stride,
                  platform::stream_t stream) {
   static_assert(1024 * 4 >= max_topk_k, "the widest sort holds every k");
-  platform::with_constant<128, 256, 512, 1024>([&](int threads) { return s.k <= threads * 4; },
-                                               [&](auto threads) {
-    constexpr int n = decltype(threads)::value;
-    sort_selected_kernel<n, 4><<<static_cast<unsigned>(s.rows), n, 0, stream>>>(
-        keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
-  });
+  platform::with_constant<128, 256, 512, 1024>(
+      [&](int threads) { return s.k <= threads * 4; },
+      [&](auto threads) {
+        constexpr int n = decltype(threads)::value;
+        sort_selected_kernel<n, 4><<<static_cast<unsigned>(s.rows), n, 0, stream>>>(
+            keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
+      });
 }
 
 /// The one-block path: a block of this many threads per row.
