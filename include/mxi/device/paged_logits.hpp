@@ -366,14 +366,12 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
     return platform::invalid_value;
   auto* kernel = &paged_logits_kernel<Layout, Policy, Heads, waves, KeyMap>;
   const int smem = smem_t::bytes(units, group);
-  int device = 0, sms = 0, per_sm = 0;
-  size_t limit = 0;
-  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
-  if (e == platform::success && static_cast<size_t>(smem) > limit) return platform::invalid_value;
-  if (e == platform::success) e = platform::multiprocessor_count(&sms, device);
+  platform::kernel_limits k;
+  int per_sm = 0;
+  platform::error_t e = platform::prepare_kernel(kernel, smem, &k);
   if (e == platform::success) e = platform::max_active_blocks(&per_sm, kernel, threads, smem);
   if (e != platform::success) return e;
-  const int grid = sms * std::max(per_sm, 1);
+  const int grid = k.multiprocessors * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
   e = launch_plan(a, map, group, 4 * grid, plan, a.plan_overlaps_prior, stream);

@@ -228,13 +228,11 @@ platform::error_t launch_row_select(const topk_shape& s, int64_t longest, Keys k
                                     platform::stream_t stream) {
   constexpr int threads = row_select_threads;
   auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
-  int device = 0;
-  size_t kernel_limit = 0;
-  const platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &kernel_limit);
-  if (e != platform::success) return e;
   const int64_t width = s.width < longest ? s.width : longest;
   const size_t smem = row_select_smem<threads, SortItems>::bytes(width, s.k);
-  if (smem > kernel_limit) return platform::invalid_value;
+  platform::kernel_limits limits;
+  const platform::error_t e = platform::prepare_kernel(kernel, smem, &limits);
+  if (e != platform::success) return e;
   kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, width, map,
                                                                    out, out_stride);
   return platform::last_error();
@@ -263,15 +261,16 @@ struct cluster_plan {
 };
 
 /// Fills `d` for `kernel` (Threads threads) on the current device, raising its shared-memory
-/// limit first (platform::kernel_shared_memory_limit).
+/// limit first (platform::prepare_kernel).
 template <int Threads, class Kernel>
 platform::error_t query_cluster_device(Kernel* kernel, cluster_device* d) {
-  int device = 0;
-  size_t limit = 0;
-  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
-  if (e == platform::success) e = platform::multiprocessor_count(&d->sms, device);
+  platform::kernel_limits k;
+  platform::error_t e = platform::prepare_kernel(kernel, 0, &k);
   if (e == platform::success) e = platform::max_active_blocks(&d->resident_max, kernel, Threads, 0);
   if (e != platform::success) return e;
+  const int device = k.device;
+  const size_t limit = k.shared_bytes;
+  d->sms = k.multiprocessors;
   d->resident_max = std::clamp(d->resident_max, 1, cluster_device::most_resident);
   for (int r = 1; r <= d->resident_max; ++r) {
     size_t bytes = r == 1 ? limit : limit / r / 1024 * 1024;

@@ -54,4 +54,22 @@ error_t kernel_shared_memory_limit(Kernel* kernel, int* device, size_t* bytes) {
   return success;
 }
 
+/// What a launcher knows of the current device once `kernel` is prepared for it.
+struct kernel_limits {
+  int device = 0;
+  int multiprocessors = 0;
+  size_t shared_bytes = 0;  ///< the dynamic shared memory a block of the kernel may take
+};
+
+/// The preamble of every launch: the current device, its multiprocessors and the kernel's
+/// dynamic shared-memory limit (raised once, kernel_shared_memory_limit). Invalid value where
+/// `smem`, the bytes the launch asks for, is above that limit.
+template <class Kernel>
+error_t prepare_kernel(Kernel* kernel, size_t smem, kernel_limits* out) {
+  error_t e = kernel_shared_memory_limit(kernel, &out->device, &out->shared_bytes);
+  if (e == success && smem > out->shared_bytes) e = invalid_value;
+  if (e == success) e = multiprocessor_count(&out->multiprocessors, out->device);
+  return e;
+}
+
 }  // namespace mxi::platform
