@@ -22,8 +22,15 @@ struct row_scorer {
   static constexpr bool float_scales = true;  ///< reads key_tile::scales
   static constexpr int blocks = key_tile_shape::blocks;
   static constexpr int words = key_tile_shape::head_dim / 4;  // int8x4 words a row
-  /// int8 codes [Heads][words], then scales [Heads][blocks] and weights [Heads] as fp32.
-  static constexpr int scratch_bytes = Heads * (words * 4 + blocks * 4 + 4);
+  /// The query's scratch, in order: int8 codes [Heads][words] as words, then scales
+  /// [Heads][blocks] and weights [Heads] as fp32 (byte offsets).
+  struct scratch_layout {
+    static constexpr int codes = 0;
+    static constexpr int scales = codes + Heads * words * 4;
+    static constexpr int weights = scales + Heads * blocks * 4;
+    static constexpr int bytes = weights + Heads * 4;
+  };
+  static constexpr int scratch_bytes = scratch_layout::bytes;
 
   const uint32_t* q;
   const float* q_scale;
@@ -32,9 +39,10 @@ struct row_scorer {
   /// Loads the first `heads` <= Heads heads of a row; the rest score zero.
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
                        int heads, float* scratch) {
-    auto* codes = reinterpret_cast<uint32_t*>(scratch);
-    auto* scales = scratch + Heads * words;
-    auto* w = scales + Heads * blocks;
+    auto* base = reinterpret_cast<unsigned char*>(scratch);
+    auto* codes = reinterpret_cast<uint32_t*>(base + scratch_layout::codes);
+    auto* scales = reinterpret_cast<float*>(base + scratch_layout::scales);
+    auto* w = reinterpret_cast<float*>(base + scratch_layout::weights);
     const int lane = platform::lane_id<WaveSize>();
     for (int i = lane; i < Heads * words / 2; i += WaveSize) {
       const bool live = i < heads * words / 2;

@@ -42,6 +42,7 @@
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave.hpp"
+#include "mxi/platform/workspace.hpp"
 #if MXI_ARCH_HAS_SM90
 #include "mxi/device/detail/pipelined_logits_kernel.hpp"
 #endif
@@ -98,18 +99,24 @@ template <class Policy, int Heads>
 struct logits_smem {
   using shape = arch::key_tile_shape;
   using scorer = unit_scorer_of<Policy, Heads>;
-  static constexpr int raw_scale_bytes = shape::keys * 4;
-  static constexpr int float_scale_bytes = scorer::float_scales ? shape::keys * shape::blocks * 4 : 0;
-  static constexpr int stage_bytes = shape::value_bytes + raw_scale_bytes + float_scale_bytes;
+  // A stage, in order: the tile's values and scale words (key_tile_shape::value_bytes + a word a
+  // key), then the scales as fp32 where the scorer reads them so.
+  static constexpr int float_scales_offset = shape::value_bytes + shape::keys * 4;
+  static constexpr int stage_bytes =
+      float_scales_offset + (scorer::float_scales ? shape::keys * shape::blocks * 4 : 0);
   /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored; none for a
   /// direct scorer). 8 measured no faster on the H200 when this kernel still ran sm90 decode
   /// (bound by the scoring, not by HBM latency).
   static constexpr int stages = scorer::direct_keys ? 0 : 4;
-  static constexpr int column_bytes = max_chunk * 8;  // page id and token of each column
+  // In order: the stages, each column's token then page id (int32, max_chunk each), each unit's
+  // query scratch.
+  static constexpr int tokens_offset = stages * stage_bytes;
+  static constexpr int pages_offset = tokens_offset + max_chunk * 4;
+  static constexpr int scratch_offset = pages_offset + max_chunk * 4;
   /// Shared scratch of one unit for groups of `group` rows, 16-byte aligned.
   static constexpr int scratch_stride(int group) { return align_up(scorer::scratch_bytes(group), 16); }
   static constexpr int bytes(int units, int group) {
-    return stages * stage_bytes + column_bytes + units * scratch_stride(group);
+    return scratch_offset + units * scratch_stride(group);
   }
 };
 
@@ -141,11 +148,10 @@ __global__ __launch_bounds__(
     const int unit = tid / scorer_t::unit_threads;
     const int sets = (group + max_rows - 1) / max_rows;  // the host keeps units % sets == 0
     const int set = unit % sets, slices = units / sets, slice = unit / sets;
-    auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::stages * smem_t::stage_bytes);
-    int32_t* column_page = column_token + max_chunk;
+    auto* column_token = reinterpret_cast<int32_t*>(smem + smem_t::tokens_offset);
+    auto* column_page = reinterpret_cast<int32_t*>(smem + smem_t::pages_offset);
     using tile_t = typename scorer_t::template tile<Layout>;
-    void* scratch = smem + smem_t::stages * smem_t::stage_bytes + smem_t::column_bytes +
-                    unit * smem_t::scratch_stride(group);
+    void* scratch = smem + smem_t::scratch_offset + unit * smem_t::scratch_stride(group);
     platform::wait_for_prior_grid();  // launched chained
     platform::allow_next_grid();
     const int num_groups = plan.header[0], num_items = plan.header[1], chunk = plan.header[2];
@@ -252,8 +258,7 @@ __global__ __launch_bounds__(
           const int s = static_cast<int>(staged % smem_t::stages);
           unsigned char* base = smem + s * smem_t::stage_bytes;
           const auto* words = reinterpret_cast<const uint32_t*>(base);
-          auto* scales =
-              reinterpret_cast<float*>(base + shape::value_bytes + smem_t::raw_scale_bytes);
+          auto* scales = reinterpret_cast<float*>(base + smem_t::float_scales_offset);
           arch::copy_wait<smem_t::stages - 2>();
           // Tile i is in; every unit is done with tile i - 1, whose stage the next copy refills.
           platform::block_barrier();
@@ -327,27 +332,35 @@ __global__ void clean_logits(const row_info* rows, int64_t row_begin, float* out
 }  // namespace detail
 
 namespace detail {
-/// Where the candidate columns' slots start in the workspace: after the plan.
-inline size_t candidate_slots_offset(int64_t rows, int num_requests) {
-  return platform::aligned_size(plan_view::bytes(rows, num_requests));
-}
+/// launch_paged_logits' workspace, in order: the plan (at the start: the launchers read it as
+/// plan_view(workspace, ...)), then each candidate column's page id and token (two int32, `rows`
+/// rows of `candidate_columns`: the sm90 kernel's staging reads them). Over a null base it only
+/// sizes it.
+struct paged_logits_layout {
+  void* plan;
+  int32_t* slots;
+  size_t bytes;
+  paged_logits_layout(void* base, int64_t rows, int num_requests, int64_t candidate_columns) {
+    platform::workspace_carver w(base);
+    plan = w.take<unsigned char>(plan_view::bytes(rows, num_requests));
+    slots = w.take<int32_t>(static_cast<size_t>(rows * candidate_columns) * 2);
+    bytes = w.bytes();
+  }
+};
 }  // namespace detail
 
 /// Where launch_paged_logits keeps the candidate columns' slots in its workspace (for `rows` rows
 /// of `num_requests` requests): candidate prep may write them there (candidate_slot_sink) and
 /// pass them on as paged_logits_args::candidate_slots.
 inline int32_t* candidate_slots_in(void* workspace, int64_t rows, int num_requests) {
-  return reinterpret_cast<int32_t*>(static_cast<char*>(workspace) +
-                                    detail::candidate_slots_offset(rows, num_requests));
+  return detail::paged_logits_layout(workspace, rows, num_requests, 0).slots;
 }
 
 /// Workspace bytes launch_paged_logits needs for `rows` rows of `num_requests` requests, with
-/// `candidate_columns` (NCB x cbs) columns a row in candidate mode: the plan, then each candidate
-/// column's page id and token (two int32; the sm90 kernel's staging reads them).
+/// `candidate_columns` (NCB x cbs) columns a row in candidate mode (detail::paged_logits_layout).
 inline size_t paged_logits_workspace(int64_t rows, int num_requests,
                                      int64_t candidate_columns = 0) {
-  return detail::candidate_slots_offset(rows, num_requests) +
-         static_cast<size_t>(rows * candidate_columns) * 2 * sizeof(int32_t);
+  return detail::paged_logits_layout(nullptr, rows, num_requests, candidate_columns).bytes;
 }
 
 #if MXI_GPU_COMPILER

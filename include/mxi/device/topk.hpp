@@ -31,6 +31,7 @@
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
+#include "mxi/platform/workspace.hpp"
 #include "mxi/types.hpp"
 
 namespace mxi::device {
@@ -140,47 +141,35 @@ inline int column_bits(int64_t width) {
   return b;
 }
 
-/// The workspace, carved in order: the per-row scratch the memset clears (histograms, arrivals,
-/// thresholds, look-back words, the ticket), then the staged winners (score order).
+/// The passes' workspace, in order: the per-row scratch the memset clears (histograms, arrivals,
+/// thresholds, look-back words, the ticket), then the staged winners (score order). Over a null
+/// base it only sizes it (bytes).
 template <class Config>
 struct topk_workspace {
-  select_scratch scratch;
-  int32_t* selected;
+  select_scratch scratch{};
+  int32_t* selected = nullptr;
+  size_t cleared = 0;  ///< bytes of the scratch the memset clears
+  size_t total = 0;
 
-  static size_t cleared_bytes(const topk_shape& s) {
-    const size_t rows = static_cast<size_t>(s.rows);
-    return platform::aligned_size(rows * block::radix_digits::total_bins * sizeof(uint32_t)) +
-           platform::aligned_size(rows * block::radix_digits::passes * sizeof(uint32_t)) +
-           platform::aligned_size(rows * block::radix_digits::passes * sizeof(threshold_state)) +
-           platform::aligned_size(rows * topk_segments<Config>(s.width) *
-                                  sizeof(unsigned long long)) +
-           platform::aligned_size(sizeof(unsigned int));
-  }
-  static size_t bytes(const topk_shape& s) {
-    return cleared_bytes(s) +
-           (s.order == output_order::score
-                ? platform::aligned_size(static_cast<size_t>(s.rows) * s.k * sizeof(int32_t))
-                : 0);
-  }
   /// `split`: rows of at most this many columns are the one-block kernel's.
   topk_workspace(const topk_shape& s, int64_t split, void* base) {
-    scratch.split = split;
-    const size_t rows = static_cast<size_t>(s.rows);
+    using digits = block::radix_digits;
+    platform::workspace_carver w(base);
+    const auto rows = static_cast<size_t>(s.rows);
     const int64_t segments = topk_segments<Config>(s.width);
-    char* p = static_cast<char*>(base);
-    auto carve = [&p](size_t bytes) {
-      char* q = p;
-      p += platform::aligned_size(bytes);
-      return q;
-    };
-    scratch.hist = reinterpret_cast<uint32_t*>(carve(rows * block::radix_digits::total_bins * sizeof(uint32_t)));
-    scratch.arrivals = reinterpret_cast<uint32_t*>(carve(rows * block::radix_digits::passes * sizeof(uint32_t)));
-    scratch.threshold = reinterpret_cast<threshold_state*>(carve(rows * block::radix_digits::passes * sizeof(threshold_state)));
-    scratch.lookback = reinterpret_cast<unsigned long long*>(carve(rows * segments * sizeof(unsigned long long)));
-    scratch.ticket = reinterpret_cast<unsigned int*>(carve(sizeof(unsigned int)));
+    scratch.hist = w.take<uint32_t>(rows * digits::total_bins);
+    scratch.arrivals = w.take<uint32_t>(rows * digits::passes);
+    scratch.threshold = w.take<threshold_state>(rows * digits::passes);
+    scratch.lookback = w.take<unsigned long long>(rows * static_cast<size_t>(segments));
+    scratch.ticket = w.take<unsigned int>(1);
+    cleared = w.bytes();
+    selected =
+        w.take<int32_t>(s.order == output_order::score ? rows * static_cast<size_t>(s.k) : 0);
+    total = w.bytes();
     scratch.segments = static_cast<int>(segments);
-    selected = reinterpret_cast<int32_t*>(p);
+    scratch.split = split;
   }
+  static size_t bytes(const topk_shape& s) { return topk_workspace(s, 0, nullptr).total; }
 };
 
 /// One block per row holding Threads * 4 >= k winners, the fewest threads from 128 that do; rows of
@@ -478,14 +467,13 @@ platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths length
     if (e != platform::success || shape.width <= split) return e;
   }
 
-  using ws_t = detail::topk_workspace<Config>;
-  const ws_t ws(shape, split, workspace);
+  const detail::topk_workspace<Config> ws(shape, split, workspace);
   const int64_t segments = detail::topk_segments<Config>(shape.width);
   const int64_t per_row = std::max<int64_t>(1, Config::max_blocks / std::max<int64_t>(shape.rows, 1));
   const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(std::min(segments, per_row)));
   constexpr int threads = Config::block_threads;
 
-  e = platform::memset_async(workspace, 0, ws_t::cleared_bytes(shape), stream);
+  e = platform::memset_async(workspace, 0, ws.cleared, stream);
   if (e != platform::success) return e;
   detail::radix_histogram_kernel<Config, 0><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
   detail::radix_histogram_kernel<Config, 1><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
