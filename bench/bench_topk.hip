@@ -11,8 +11,8 @@
 // scores are all 0 (every key one bin: the ties' worst case); position_one_block forces the
 // one-block kernel with the passes (the path before clusters); position_cluster_cN forces N blocks
 // a row and position_cluster_t512 512-thread cluster blocks on every shape (the tuned blocks have
-// 1024, or 512 where the rows need a second wave and fit them; sm90 only; they tune topk_tuned's
-// numbers).
+// 1024, or 512 where the rows need a second wave and fit them; sm90 only; they tune
+// topk_config_for's values).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -39,8 +39,8 @@ struct tuned {
     return device::launch_topk(std::forward<Args>(args)...);
   }
 };
-/// launch_topk with Config's numbers.
-template <class Config>
+/// launch_topk with the values Config() returns.
+template <device::topk_config (*Config)()>
 struct forced {
   template <class... Args>
   platform::error_t operator()(Args&&... args) const {
@@ -48,12 +48,18 @@ struct forced {
   }
 };
 template <device::topk_path Path, int ClusterBlocks = 0>
-using sm90_config = device::topk_config_for<arch::target::sm90, Path, ClusterBlocks>;
-constexpr auto sm90_tuned = device::topk_tuned(arch::target::sm90);
-using cluster_512_threads =
-    device::topk_config<sm90_tuned.pass_threads, sm90_tuned.pass_items, sm90_tuned.max_blocks,
-                        sm90_tuned.one_block_min_rows, sm90_tuned.cluster_blocks_max, 512,
-                        device::topk_path::cluster>;
+constexpr device::topk_config sm90_config() {
+  return device::topk_config_for<arch::target::sm90, Path, ClusterBlocks>();
+}
+/// sm90's cluster select with 512-thread blocks on every shape (and no few-rows rule).
+constexpr device::topk_config cluster_512_threads() {
+  device::topk_config c = device::topk_config_for<arch::target::sm90, device::topk_path::cluster>();
+  c.cluster_threads = 512;
+  c.cluster_threads_many_rows = 0;
+  c.cluster_few_rows = 0;
+  c.cluster_blocks_few_rows = 0;
+  return c;
+}
 
 template <class Launch>
 void bench_topk(benchmark::State& state, output_order order, Launch launch_topk,
@@ -120,7 +126,7 @@ void shapes(benchmark::internal::Benchmark* b) {
                  {16, 16384, 2048, 16384},
                  {1, 32768, 2048, 32768},
                  // short rows at their own width, where the plan's smallest slice
-                 // (detail::min_cluster_slice) decides the cluster size
+                 // (topk_config::cluster_slice_min) decides the cluster size
                  {1, 5000, 2048, 5000},
                  {1, 8192, 2048, 8192},
                  {1, 16384, 2048, 16384},
@@ -181,9 +187,9 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   int device = 0;
   device::detail::cluster_device d;
+  constexpr int threads = device::topk_config_for(arch::target::sm90).cluster_threads;
   if (mxi::testing::gpu_present() && platform::get_device(&device) == platform::success &&
-      device::detail::cluster_device_for<device::topk_tuned(arch::target::sm90).cluster_threads,
-                                         device::float_score_keys, device::int_lengths,
+      device::detail::cluster_device_for<threads, device::float_score_keys, device::int_lengths,
                                          device::identity_map>(device, &d) == platform::success) {
     std::string held;
     for (int c = 2; c <= d.max_blocks; ++c)

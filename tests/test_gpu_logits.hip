@@ -268,8 +268,8 @@ TEST_CASE("key tile swizzle is a bijection of each row's 16-byte slots", "[host]
 TEST_CASE("logits groups: a request's rows split evenly, at most the target's group",
           "[host][plan]") {
   using device::detail::rows_per_group;
-  const auto sm90 = device::logits_tuned(arch::target::sm90);
-  const auto generic = device::logits_tuned(arch::target::generic);
+  const auto sm90 = device::logits_config_for(arch::target::sm90);
+  const auto generic = device::logits_config_for(arch::target::generic);
   // 64 requests of next_n 1 .. 5 rows, and one prefill of 32768 rows, at H = 64.
   CHECK(rows_per_group(64, 64, false, sm90, 64) == 1);
   CHECK(rows_per_group(128, 64, false, sm90, 64) == 2);

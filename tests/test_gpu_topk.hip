@@ -56,7 +56,7 @@ std::vector<int32_t> expected_row(const float* s, int32_t n, int k, output_order
   return out;
 }
 
-/// The current device's target, whose top-k numbers (device::topk_tuned) the launches use.
+/// The current device's target, whose top-k values (device::topk_config_for) the launches use.
 arch::target device_target() {
   arch::target t = arch::target::generic;
   gpu_check(device::current_target(&t), "current_target");
@@ -74,7 +74,7 @@ const char* path_name(path p) {
 
 /// Runs launch_topk<Config> with the column as the output index; `width` (0: the rows' stride) is
 /// the shape's bound on the lengths.
-template <class Config>
+template <device::topk_config (*Config)()>
 std::vector<int32_t> select_with(const score_rows& in, int k, output_order order, int64_t width) {
   const device::topk_shape shape{in.rows(), width > 0 ? width : in.width, k, order};
   device_buffer<float> scores(in.scores);
@@ -154,7 +154,9 @@ void check_select(const score_rows& in, int k, int64_t width = 0) {
 /// from global memory (0: as many as shared memory holds), with sm90's numbers (the tuned ones
 /// where it runs; elsewhere a cluster of one block is a plain launch).
 template <int C, int SliceCap>
-using cluster_config = device::topk_config_for<arch::target::sm90, device::topk_path::cluster, C, SliceCap>;
+constexpr device::topk_config cluster_config() {
+  return device::topk_config_for<arch::target::sm90, device::topk_path::cluster, C, SliceCap>();
+}
 
 /// The largest cluster the device takes for the cluster select (1 without clusters).
 int max_cluster_blocks() {
@@ -304,7 +306,7 @@ TEST_CASE("gpu top-k: rows at the one-block limit and one past", "[gpu][topk]") 
         in.add(std::vector<float>(static_cast<size_t>(width), 1.5f), static_cast<int32_t>(width));
         in.add(normal_row(k, rng), k);
         // Enough rows that rows at the limit take the one-block kernel beside longer ones.
-        for (int r = 0; r < device::topk_tuned(device_target()).one_block_min_rows; ++r)
+        for (int r = 0; r < device::topk_config_for(device_target()).one_block_min_rows; ++r)
           in.add(normal_row(1000 + r, rng), 1000 + r);
         check_order(in, k, order, path::one_block);
         check_order(in, k, order);
@@ -495,8 +497,10 @@ TEST_CASE("gpu top-k clusters: width 1M with short rows, and rows streamed from 
 
 TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "[topk][cluster]") {
   // No GPU needed: the host's choice of cluster size and slice for an H200-like device.
-  using config = cluster_config<0, 0>;
-  constexpr int threads = config::cluster_threads;
+  const device::topk_config config = cluster_config<0, 0>();
+  constexpr int threads = cluster_config<0, 0>().cluster_threads;
+  device::topk_config many_rows_rule = config;  // plan() leaves out the few-rows rule (plan_few)
+  many_rows_rule.cluster_few_rows = 0;
   using smem_t = device::detail::cluster_select_smem<threads>;
   device::detail::cluster_device d;
   d.sms = 132;
@@ -504,18 +508,18 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   d.resident_max = 4;
   for (int r = 1; r <= 4; ++r) d.budget[r] = (233472 / r - 1024) / 1024 * 1024;
   const auto plan = [&](int64_t rows, int64_t width) {
-    return device::detail::plan_cluster<threads>(device::topk_shape{rows, width, 2048},
-                                                 d, config::cluster_blocks_max, 0, 0);
+    return device::detail::plan_cluster<threads>(device::topk_shape{rows, width, 2048}, d,
+                                                 many_rows_rule);
   };
   for (int64_t rows : {1, 4, 32, 64, 100, 132, 256, 4096})
     for (int64_t width : {int64_t{5000}, int64_t{32768}, int64_t{262144}, int64_t{1} << 20}) {
       const auto p = plan(rows, width);
       INFO("rows " << rows << " width " << width << " blocks " << p.blocks << " slice " << p.slice_max);
       REQUIRE(p.blocks >= 1);
-      REQUIRE(p.blocks <= config::cluster_blocks_max);
-      REQUIRE((rows * p.blocks >= d.sms || p.blocks == config::cluster_blocks_max ||
+      REQUIRE(p.blocks <= config.cluster_blocks_most());
+      REQUIRE((rows * p.blocks >= d.sms || p.blocks == config.cluster_blocks_most() ||
                rows * p.blocks * 2 > d.sms * d.resident_max ||
-               width / (p.blocks * 2) < device::detail::min_cluster_slice));
+               width / (p.blocks * 2) < config.cluster_slice_min));
       REQUIRE((p.blocks == 1 || rows * p.blocks / 2 < d.sms));  // the fewest that fill the GPU
       REQUIRE(p.slice_max <= smem_t::steps::max_columns);
       REQUIRE(p.smem == smem_t::bytes(p.slice_max));
@@ -528,25 +532,25 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
                smem_t::bytes(p.slice_max + 4) > d.budget[resident]));
     }
   REQUIRE(plan(64, int64_t{1} << 20).blocks == 4);
-  REQUIRE(plan(1, 32768).blocks == config::cluster_blocks_max);  // one row takes the most
+  REQUIRE(plan(1, 32768).blocks == config.cluster_blocks_most());  // one row takes the most
   // ... that leave slices of at least 4096 columns.
   REQUIRE(plan(1, 16384).blocks == 4);
   REQUIRE(plan(1, 5000).blocks == 1);
   // A cap of 8, 16 for 2 to 4 rows (sm90's tuning): one row keeps 8, four take 16, five 8.
   const auto plan_few = [&](int64_t rows) {
     return device::detail::plan_cluster<threads>(device::topk_shape{rows, int64_t{1} << 20, 2048},
-                                                 d, 8, 0, 0, 4, 16);
+                                                 d, config);
   };
   REQUIRE(plan_few(1).blocks == 8);
   REQUIRE(plan_few(2).blocks == 16);
   REQUIRE(plan_few(4).blocks == 16);
   REQUIRE(plan_few(5).blocks == 8);
   REQUIRE(
-      device::detail::plan_cluster<threads>(device::topk_shape{4, 32768, 2048}, d, 8, 0, 0, 4, 16)
-          .blocks == 8);  // slices of 4096, not 2048
+      device::detail::plan_cluster<threads>(device::topk_shape{4, 32768, 2048}, d, config).blocks ==
+      8);  // slices of 4096, not 2048
   REQUIRE(plan(32, 131072).blocks == 8);
   d.max_blocks = 8;  // a device that places no 16-block cluster
-  REQUIRE(plan(1, 32768).blocks == std::min(8, config::cluster_blocks_max));
+  REQUIRE(plan(1, 32768).blocks == std::min(8, config.cluster_blocks_most()));
   d.resident_max = 1;  // one block an SM: 4 a row would need a second wave
   REQUIRE(plan(64, 32768).blocks == 2);
   REQUIRE(plan(64, 32768).smem <= d.budget[1]);

@@ -41,7 +41,8 @@ SIMDS_PER_CU = 4
 MIN_WAVES_PER_SIMD = 2
 
 # Dynamic LDS of the kernels launched with extern __shared__ memory: it is invisible in the code
-# object, so the launchers' formulas are mirrored here (keep in step with the headers).
+# object, so the launchers' formulas are mirrored here (keep in step with the headers; the values
+# are device/tuning.hpp's logits_config::stages and logits_plan_config::max_chunk).
 LOGITS_STAGES, TILE_KEYS, TILE_BLOCKS, MAX_CHUNK = 4, 64, 4, 2048
 
 

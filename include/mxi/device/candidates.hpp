@@ -23,6 +23,7 @@
 #include "mxi/block/radix_key.hpp"
 #include "mxi/device/page_table.hpp"
 #include "mxi/device/row_info.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/divide.hpp"
 #include "mxi/platform/intrinsics.hpp"
@@ -31,7 +32,8 @@
 
 namespace mxi::device {
 
-inline constexpr int candidate_max_blocks = 4096;  ///< NCB the prep kernel sorts in one block
+/// NCB the prep kernel orders in one block: its widest block's ids (candidate_prep_config).
+inline constexpr int candidate_max_blocks = 1024 * candidate_prep_config{}.items;
 
 /// Where candidate prep also puts each column of a prepared row as a page id and a token (the
 /// sm90 logits kernel's staging reads them: paged_logits_args::candidate_slots): row r's column c
@@ -86,16 +88,10 @@ struct candidate_prep_problem {
   int parts;    ///< blocks a row: each prepares the row alike and writes its share of the slots
 };
 
-/// Ids below this many words' bits (131072: max_model_len 1M in blocks of 8) are deduplicated and
-/// ordered through a bitmap in shared memory (a bit set an id, then a scan of the words a row's
-/// length covers) instead of sorted: one pass, where the sort took five of four bits each.
-inline constexpr int prep_bitmap_words = 4096;
-
-/// Calls of fewer rows than this give each row several prep blocks (candidate_prep_problem::parts,
-/// at most max_prep_parts), so that the slots' block-table loads spread over about this many
-/// multiprocessors: 16 rows of 2048 x 8 in one block each took 13.6-14.9 us (Nsight Compute on
-/// the H200), longer than the row checks and the plan it overlaps.
-inline constexpr int prep_target_blocks = 128, max_prep_parts = 8;
+/// Ids below this many words' bits are deduplicated and ordered through a bitmap in shared memory
+/// (a bit set an id, then a scan of the words a row's length covers) instead of sorted
+/// (candidate_prep_config::bitmap_words).
+inline constexpr int prep_bitmap_words = candidate_prep_config{}.bitmap_words;
 
 /// Block-wide: the slots of part `part` of the columns of row `row` (see candidate_slot_sink),
 /// from its `count` kept ids in `kept`. Each thread resolves a batch of columns before it stores
@@ -103,7 +99,7 @@ inline constexpr int prep_target_blocks = 128, max_prep_parts = 8;
 template <int Threads>
 MXI_DEVICE void write_slots(const candidate_prep_problem& p, row_info info, uint32_t count,
                             const uint32_t* kept, int64_t row, int part) {
-  constexpr int batch = 16;
+  constexpr int batch = candidate_prep_config{}.slot_batch;
   const candidate_slot_sink& sink = p.slots;
   const uint32_t columns = static_cast<uint32_t>(p.num_blocks) * static_cast<uint32_t>(p.cbs);
   // Valid columns end before the row's length (and max_visible, which bounds it for every row
@@ -259,17 +255,22 @@ template <int Threads, class Rows>
 platform::error_t launch_prep(const candidate_prep_problem& p, int64_t rows, Rows row_source,
                               platform::stream_t stream) {
   return platform::launch(
-      &candidate_prep_kernel<Threads, 4, Rows>,
+      &candidate_prep_kernel<Threads, candidate_prep_config{}.items, Rows>,
       {dim3(static_cast<unsigned>(rows * p.parts)), Threads, 0, 1, /*chained=*/true}, stream, p,
       row_source);
 }
 
-/// Calls f(std::integral_constant<int, T>{}) with the fewest threads T, a power of two from 128
-/// to 1024, whose four ids each hold a row of num_blocks (<= candidate_max_blocks) ids.
+/// Calls f(std::integral_constant<int, T>{}) with the fewest threads T of min_threads, twice,
+/// four and eight times as many (candidate_prep_config) whose ids each hold a row of num_blocks
+/// (<= candidate_max_blocks) ids.
 template <class F>
 platform::error_t with_prep_threads(int num_blocks, F&& f) {
-  return platform::with_constant<128, 256, 512, 1024>(
-      [&](int threads) { return num_blocks <= 4 * threads; }, f);
+  constexpr int items = candidate_prep_config{}.items;
+  constexpr int fewest = candidate_prep_config{}.min_threads;
+  static_assert(fewest * 8 == 1024, "the widest block holds candidate_max_blocks");
+  return platform::with_constant<1, 2, 4, 8>(
+      [&](int times) { return num_blocks <= items * fewest * times; },
+      [&](auto times) { return f(std::integral_constant<int, fewest * decltype(times)::value>{}); });
 }
 
 }  // namespace detail
@@ -295,7 +296,7 @@ template <class Keys, class Visible>
 platform::error_t launch_candidate_block_keys(int64_t rows, int64_t width, Keys keys,
                                               Visible visible, int cbs, uint32_t* out,
                                               int64_t out_stride, platform::stream_t stream) {
-  constexpr int threads = 256;
+  constexpr int threads = candidate_prep_config{}.block_keys_threads;
   if (rows == 0 || width == 0) return platform::success;
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((width + threads - 1) / threads));
   detail::candidate_block_keys_kernel<threads><<<grid, threads, 0, stream>>>(keys, visible, cbs, out,
@@ -335,14 +336,12 @@ platform::error_t launch_candidate_prep(
   p.by_block_size = platform::divider(static_cast<uint32_t>(slots.block_size));
   p.overlap_prior = overlap_prior;
   p.bitmap = limit <= int64_t{detail::prep_bitmap_words} * 32;
-  p.parts = slots.pairs == nullptr
-                ? 1
-                : static_cast<int>(std::clamp<int64_t>(detail::prep_target_blocks / rows, 1,
-                                                       detail::max_prep_parts));
-  // Deduplicating through the bitmap and writing slots, the block takes its most threads: a row's
-  // NCB x cbs columns (16K for a pool of 2048 x 8) then take one round of block-table loads a
-  // thread (Nsight Compute on the H200, 16 rows of 2048 x 8: 13.8 us for the prep against 17.0
-  // at 512 threads and the sort). The sort keeps the fewest threads: at 1024 it took 21 us.
+  constexpr candidate_prep_config config{};
+  p.parts = slots.pairs == nullptr ? 1
+                                   : static_cast<int>(std::clamp<int64_t>(
+                                         config.target_blocks / rows, 1, config.max_parts));
+  // Deduplicating through the bitmap and writing slots, the block takes its most threads, the
+  // sort the fewest (candidate_prep_config::bitmap_words).
   return detail::with_prep_threads(
       slots.pairs != nullptr && p.bitmap ? candidate_max_blocks : num_blocks, [&](auto threads) {
         return detail::launch_prep<decltype(threads)::value>(p, rows, row_source, stream);

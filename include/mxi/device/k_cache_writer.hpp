@@ -35,16 +35,14 @@ struct k_cache_write_problem {
 
 namespace detail {
 
-/// Calls f(std::integral_constant<int, Threads>{}) with the current device's quantizer block
-/// (quantize_tuned) and returns what f returns.
+/// Calls f(std::integral_constant<arch::target, T>{}) with the current device's target, whose
+/// quantize_config_for(T) the kernels are built with, and returns what f returns.
 template <class F>
-platform::error_t with_quantize_threads(F&& f) {
+platform::error_t with_quantize_target(F&& f) {
   arch::target t = arch::target::generic;
   const platform::error_t e = current_target(&t);
   if (e != platform::success) return e;
-  return with_target(t, [&](auto target) {
-    return f(std::integral_constant<int, quantize_tuned(decltype(target)::value).threads>{});
-  });
+  return with_target(t, f);
 }
 
 /// Thread blocks of `threads` that cover `num_blocks` quantized blocks, `Lanes` lanes a block and
@@ -66,15 +64,11 @@ MXI_DEVICE void quantize_grid_blocks(const block::float_source& src, int64_t num
   block::quantize_blocks<Lanes, Blocks>(src, num_blocks, first, groups, tid % Lanes, rule, dest);
 }
 
-/// A writer lane quantizes a whole block (32 elements: four 16-byte bf16 loads or eight fp32 ones
-/// in flight a lane): Nsight Compute on the H200 counted 226 / 138 instructions a token with 8 / 4
-/// lanes a block, issue-bound at 79% / 64% busy.
-inline constexpr int write_lanes = 1, write_blocks_a_group = 1;
-
 /// Where the writer puts block b (row b / chunks, its chunk b % chunks): the cache slot
-/// slot_mapping[row]. The divisions by the chunk count and the block size use dividers the host
-/// made (platform/divide.hpp): a run-time 32-bit division is about twenty instructions.
-template <class Layout>
+/// slot_mapping[row], Lanes lanes a block (quantize_config::write_lanes). The divisions by the
+/// chunk count and the block size use dividers the host made (platform/divide.hpp): a run-time
+/// 32-bit division is about twenty instructions.
+template <class Layout, int Lanes>
 struct cache_slots_destination {
   k_cache_write_problem p;  // by value: a reference would take the kernel parameter's address
   uint32_t* error_word;
@@ -94,8 +88,7 @@ struct cache_slots_destination {
     const uint32_t row = chunks.quotient(static_cast<uint32_t>(b));
     return {p.slot_mapping[row], static_cast<int>(chunks.remainder(static_cast<uint32_t>(b), row))};
   }
-  MXI_DEVICE void store(const place& at, int lane,
-                        const block::quantized_lane<write_lanes>& q) const {
+  MXI_DEVICE void store(const place& at, int lane, const block::quantized_lane<Lanes>& q) const {
     if (at.slot == -1) return;
     if (at.slot < 0 || at.slot >= p.num_pages * p.block_size) {
       if (at.chunk == 0 && lane == 0 && error_word) atomicOr(error_word, device_error_slot_mapping);
@@ -114,7 +107,7 @@ struct cache_slots_destination {
     const layout::page_shape shape{p.block_size, p.head_dim};
     uint8_t* base = p.cache + layout::page_offset(page, p.page_stride);
     block::store_packed(base + Layout::value_offset(shape, offset, at.chunk) +
-                            lane * block::quantize_group<write_lanes>::bytes,
+                            lane * block::quantize_group<Lanes>::bytes,
                         q);
     // A token's scale bytes are part of a sector that other tokens' writes complete (in any
     // order of slots): kept in the L2 until they do.
@@ -124,11 +117,11 @@ struct cache_slots_destination {
   }
 };
 
-template <int Threads, class Layout>
+template <int Threads, int Lanes, int Blocks, class Layout>
 __global__ __launch_bounds__(Threads) void write_k_cache_kernel(
-    cache_slots_destination<Layout> dest) {
+    cache_slots_destination<Layout, Lanes> dest) {
   const k_cache_write_problem& p = dest.p;
-  quantize_grid_blocks<Threads, write_lanes, write_blocks_a_group>(
+  quantize_grid_blocks<Threads, Lanes, Blocks>(
       p.k, p.num_tokens * (p.head_dim / format::block_elems), p.rule, dest);
 }
 
@@ -139,16 +132,18 @@ inline platform::error_t launch_k_cache_write(const k_cache_write_problem& p, ca
                                               uint32_t* error_word, platform::stream_t stream) {
   if (p.num_tokens == 0) return platform::success;
   const int64_t blocks = p.num_tokens * (p.head_dim / format::block_elems);
-  return detail::with_quantize_threads([&](auto threads) {
-    constexpr int n = decltype(threads)::value;
+  return detail::with_quantize_target([&](auto target) {
+    constexpr arch::target t = decltype(target)::value;
+    constexpr int threads = quantize_config_for(t).threads;
+    constexpr int lanes = quantize_config_for(t).write_lanes;
+    constexpr int group = quantize_config_for(t).write_blocks;
     layout::dispatch(kind, [&](auto l) {
-      using dest_t = detail::cache_slots_destination<decltype(l)>;
+      using dest_t = detail::cache_slots_destination<decltype(l), lanes>;
       const dest_t dest{p, error_word,
                         platform::divider(static_cast<uint32_t>(p.head_dim / format::block_elems)),
                         platform::divider(static_cast<uint32_t>(p.block_size))};
-      detail::write_k_cache_kernel<n, decltype(l)>
-          <<<detail::quantize_grid<detail::write_lanes>(blocks, n, detail::write_blocks_a_group), n,
-             0, stream>>>(dest);
+      detail::write_k_cache_kernel<threads, lanes, group, decltype(l)>
+          <<<detail::quantize_grid<lanes>(blocks, threads, group), threads, 0, stream>>>(dest);
     });
     return platform::last_error();
   });

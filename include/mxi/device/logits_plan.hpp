@@ -23,20 +23,16 @@ namespace mxi::device {
 
 namespace detail {
 
-/// 512: at 1024 threads (64 registers a thread) the plan kernel spilled 324 bytes.
-inline constexpr int plan_threads = 512;
-inline constexpr int min_chunk = 256, max_chunk = 2048;
-/// The most query bytes (values) the plan kernel brings into L2 for the logits kernel: a decode
-/// batch of up to 32 rows at H = 64. More took the plan's one block longer than they saved on the
-/// H200 (64 rows: even; 128 and 256 rows: 1-3 us slower end to end), and the logits kernel waits
-/// for the plan.
-inline constexpr int64_t prefetched_query_bytes = int64_t{128} << 10;
-/// Batches of up to this many requests keep the plan's search table in shared memory (16 KiB).
-inline constexpr int plan_shared_requests = 4096;
+/// The plan's values (logits_plan_config in tuning.hpp) as the kernels use them.
+inline constexpr int plan_threads = logits_plan_config{}.threads;
+inline constexpr int min_chunk = logits_plan_config{}.min_chunk;
+inline constexpr int max_chunk = logits_plan_config{}.max_chunk;  ///< the most keys an item holds
+inline constexpr int64_t prefetched_query_bytes = logits_plan_config{}.prefetched_query_bytes;
+inline constexpr int plan_shared_requests = logits_plan_config{}.shared_requests;
 
-/// Rows per group for a batch shape (the target's logits_tuning `t`, `heads` a row): each
+/// Rows per group for a batch shape (the target's logits_config `t`, `heads` a row): each
 /// request's rows split evenly into groups that share every K read.
-inline int rows_per_group(int64_t rows, int num_requests, bool candidate, const logits_tuning& t,
+inline int rows_per_group(int64_t rows, int num_requests, bool candidate, const logits_config& t,
                           int heads) {
   if (candidate || num_requests <= 0) return 1;
   const int64_t per_request = (rows + num_requests - 1) / num_requests;

@@ -61,7 +61,6 @@ struct row_unit {
   static constexpr int unit_threads = WaveSize;
   static constexpr int max_rows = 1;
   static constexpr int step_keys = Row::step_keys;
-  static constexpr int min_blocks = Heads <= 64 ? 3 : 1;  // registers: three blocks up to H = 64
   static constexpr bool direct_keys = Row::direct_keys;
   static constexpr bool float_scales = Row::float_scales;  // the kernel converts them a tile
   static constexpr int scratch_bytes(int) { return Row::scratch_bytes; }
@@ -99,15 +98,16 @@ template <class Policy, int Heads>
 struct logits_smem {
   using shape = arch::key_tile_shape;
   using scorer = unit_scorer_of<Policy, Heads>;
+  static constexpr logits_config config = logits_config_for(Policy::kind);
+  /// Blocks a multiprocessor keeps resident: the kernel's launch bound (its registers).
+  static constexpr int resident_blocks = config.resident_blocks_at(Heads);
   // A stage, in order: the tile's values and scale words (key_tile_shape::value_bytes + a word a
   // key), then the scales as fp32 where the scorer reads them so.
   static constexpr int float_scales_offset = shape::value_bytes + shape::keys * 4;
   static constexpr int stage_bytes =
       float_scales_offset + (scorer::float_scales ? shape::keys * shape::blocks * 4 : 0);
-  /// Pipeline depth (tiles in shared memory; stages - 2 in flight while one is scored; none for a
-  /// direct scorer). 8 measured no faster on the H200 when this kernel still ran sm90 decode
-  /// (bound by the scoring, not by HBM latency).
-  static constexpr int stages = scorer::direct_keys ? 0 : 4;
+  /// Pipeline depth (logits_config::stages; none for a direct scorer).
+  static constexpr int stages = scorer::direct_keys ? 0 : config.stages;
   // In order: the stages, each column's token then page id (int32, max_chunk each), each unit's
   // query scratch.
   static constexpr int tokens_offset = stages * stage_bytes;
@@ -130,9 +130,9 @@ struct logits_smem {
 template <class Layout, class Policy, int Heads, int Waves, class KeyMap>
 __global__ __launch_bounds__(
     Waves* Policy::wave_size,
-    (unit_scorer_of<Policy, Heads>::min_blocks)) void paged_logits_kernel(paged_logits_args a,
-                                                                          KeyMap map, int group,
-                                                                          plan_view plan) {
+    (logits_smem<Policy, Heads>::resident_blocks)) void paged_logits_kernel(paged_logits_args a,
+                                                                            KeyMap map, int group,
+                                                                            plan_view plan) {
   if constexpr (!Policy::compiled_here) {
     platform::trap();
   } else {
@@ -370,9 +370,9 @@ namespace detail {
 template <class Layout, class Policy, int Heads, class KeyMap>
 platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& map, int group,
                                      void* workspace, platform::stream_t stream) {
-  constexpr int waves = 4;
-  constexpr int threads = waves * Policy::wave_size;
   using smem_t = logits_smem<Policy, Heads>;
+  constexpr int waves = smem_t::config.waves;
+  constexpr int threads = waves * Policy::wave_size;
   constexpr int units = threads / smem_t::scorer::unit_threads;
   constexpr int max_rows = smem_t::scorer::max_rows;
   if (group > units * max_rows || units % ((group + max_rows - 1) / max_rows) != 0)
@@ -387,7 +387,8 @@ platform::error_t launch_logits_with(const paged_logits_args& a, const KeyMap& m
   const int grid = k.multiprocessors * std::max(per_sm, 1);
   const int64_t rows = a.row_end - a.row_begin;
   plan_view plan(workspace, rows, a.num_requests);
-  e = launch_plan(a, map, group, 4 * grid, plan, a.plan_overlaps_prior, stream);
+  const int items = smem_t::config.items_per_block * grid;
+  e = launch_plan(a, map, group, items, plan, a.plan_overlaps_prior, stream);
   if (e != platform::success) return e;
   return platform::launch(kernel,
                           {dim3(grid), threads, static_cast<size_t>(smem), 1, /*chained=*/true},
@@ -424,7 +425,7 @@ platform::error_t launch_sm90_logits(const paged_logits_args& a, const KeyMap& m
       auto* slots = reinterpret_cast<int2*>(candidate_slots_in(ws, rows, a.num_requests));
       keys.slots = slots;
       overlap = true;  // the slots kernel touches no plan and waited for the kernels before
-      constexpr int threads = 256;
+      constexpr int threads = logits_config_for(arch::target::sm90).slot_threads;
       const dim3 grid(static_cast<unsigned>((keys.slot_stride + threads - 1) / threads),
                       static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
       const platform::error_t e =
@@ -452,9 +453,9 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   if (e == platform::success) e = arch::choose_target(device, &target);
   if (e != platform::success) return e;
   if (force) target = *force;
-  const int group =
-      rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target), a.num_heads);
-  return layout::dispatch(a.layout, [&](auto layout_policy) {
+  const logits_config config = logits_config_for(target);
+  const int group = rows_per_group(rows, a.num_requests, KeyMap::candidate, config, a.num_heads);
+  e = layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
 #if MXI_ARCH_HAS_SM90
     if (target == arch::target::sm90) return launch_sm90_logits<L>(a, map, group, ws, stream);
@@ -465,6 +466,11 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
     });
     return known ? r : platform::invalid_value;
   });
+  if (e != platform::success || KeyMap::candidate || !a.clean) return e;
+  return platform::launch(&clean_logits,
+                          {dim3(static_cast<unsigned>(rows)),
+                           static_cast<unsigned>(config.clean_threads), 0, 1, /*chained=*/true},
+                          stream, a.rows, a.row_begin, a.out, a.ld, a.width);
 }
 
 }  // namespace detail
@@ -487,19 +493,12 @@ inline platform::error_t candidate_slots_wanted(bool* wanted) {
 inline platform::error_t launch_paged_logits(const paged_logits_args& a, void* workspace,
                                              platform::stream_t stream,
                                              const arch::target* force = nullptr) {
-  platform::error_t e;
   if (a.candidate_ids) {
     const detail::candidate_keys map{{a.candidate_ids, a.candidate_stride, a.candidate_block_size},
                                      a.candidate_counts};
-    e = detail::launch_logits(a, map, workspace, stream, force);
-  } else {
-    e = detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);
+    return detail::launch_logits(a, map, workspace, stream, force);
   }
-  if (e != platform::success || !a.clean || a.candidate_ids || a.row_end <= a.row_begin) return e;
-  return platform::launch(
-      &detail::clean_logits,
-      {dim3(static_cast<unsigned>(a.row_end - a.row_begin)), 256, 0, 1, /*chained=*/true}, stream,
-      a.rows, a.row_begin, a.out, a.ld, a.width);
+  return detail::launch_logits(a, detail::dense_keys{}, workspace, stream, force);
 }
 
 #endif  // MXI_GPU_COMPILER

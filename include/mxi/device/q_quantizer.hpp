@@ -23,39 +23,40 @@ struct q_quantize_problem {
 
 namespace detail {
 
-/// Q is small (a decode step's T x H rows: 16K blocks for 64 x 64 x 128), so the most lanes win:
-/// 4 a block.
-inline constexpr int quantize_q_lanes = 4;
-
-/// Where the quantizer puts block b: its packed bytes and scale in order.
+/// Where the quantizer puts block b: its packed bytes and scale in order, Lanes lanes a block
+/// (quantize_config::q_lanes).
+template <int Lanes>
 struct q_blocks_destination {
   q_quantize_problem p;  // by value (see cache_slots_destination)
 
   MXI_DEVICE int64_t locate(int64_t b) const { return b; }
-  MXI_DEVICE void store(int64_t b, int lane,
-                        const block::quantized_lane<quantize_q_lanes>& q) const {
+  MXI_DEVICE void store(int64_t b, int lane, const block::quantized_lane<Lanes>& q) const {
     block::store_packed(
-        p.values + b * format::block_bytes + lane * block::quantize_group<quantize_q_lanes>::bytes,
-        q);
+        p.values + b * format::block_bytes + lane * block::quantize_group<Lanes>::bytes, q);
     if (lane == 0) p.scales[b] = q.scale;
   }
 };
 
-template <int Threads>
+template <int Threads, int Lanes, int Blocks>
 __global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
-  quantize_grid_blocks<Threads, quantize_q_lanes, 1>(
-      p.q, p.num_rows * (p.head_dim / format::block_elems), p.rule, q_blocks_destination{p});
+  quantize_grid_blocks<Threads, Lanes, Blocks>(p.q,
+                                               p.num_rows * (p.head_dim / format::block_elems),
+                                               p.rule, q_blocks_destination<Lanes>{p});
 }
 
 }  // namespace detail
 
 inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform::stream_t stream) {
   if (p.num_rows == 0) return platform::success;
-  return detail::with_quantize_threads([&](auto threads) {
-    constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n><<<detail::quantize_grid<detail::quantize_q_lanes>(
-                                       p.num_rows * (p.head_dim / format::block_elems), n, 1),
-                                   n, 0, stream>>>(p);
+  return detail::with_quantize_target([&](auto target) {
+    constexpr arch::target t = decltype(target)::value;
+    constexpr int threads = quantize_config_for(t).threads;
+    constexpr int lanes = quantize_config_for(t).q_lanes;
+    constexpr int group = quantize_config_for(t).q_blocks;
+    detail::quantize_q_kernel<threads, lanes, group>
+        <<<detail::quantize_grid<lanes>(p.num_rows * (p.head_dim / format::block_elems), threads,
+                                        group),
+           threads, 0, stream>>>(p);
     return platform::last_error();
   });
 }

@@ -1,6 +1,7 @@
 // Per query token: its request and visible length, after the checks the host cannot make cheaply
 // (docs/semantics.md, "Bad input"). Batches of up to fused_row_requests requests take one kernel:
-//   check_and_compute_rows: a block per request (1024 threads up to 128 requests, else 256).
+//   check_and_compute_rows: a block per request (1024 threads up to 128 requests, else 256:
+//     row_info_config in tuning.hpp).
 //     Every block reads all of query_start_loc
 //     (monotone from 0 to T, or the whole batch is broken and every row is -1); then block r
 //     checks request r (0 <= n_r <= seq_lens[r], and every page id its rows within max_model_len
@@ -22,6 +23,7 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
+#include "mxi/device/tuning.hpp"
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/types.hpp"
@@ -59,7 +61,7 @@ namespace detail {
 
 inline constexpr int32_t batch_broken = 1;
 /// Batches of up to this many requests: compute_rows searches query_start_loc in shared memory.
-inline constexpr int shared_request_starts = 4096;
+inline constexpr int shared_request_starts = row_info_config{}.shared_starts;
 
 MXI_DEVICE void raise(uint32_t* error_word, uint32_t bits) {
   if (error_word) atomicOr(error_word, bits);
@@ -117,9 +119,8 @@ MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, const request
                        : pages_for(last < p.max_model_len ? last : p.max_model_len, p.block_size);
   if (needed > p.block_table_stride) needed = p.block_table_stride;
   const int32_t* table = p.block_table + static_cast<int64_t>(r) * p.block_table_stride;
-  // Eight loads in flight a thread rather than one at a time (a 512K-token request's 8192
-  // columns are then one round trip at 1024 threads, not eight).
-  constexpr int batch = 8;
+  // Loads in flight a thread rather than one at a time (row_info_config::table_loads).
+  constexpr int batch = row_info_config{}.table_loads;
   for (int64_t base = threadIdx.x; base < needed; base += batch * blockDim.x) {
     int32_t page[batch];
 #pragma unroll
@@ -166,12 +167,9 @@ MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const in
   return out;
 }
 
-/// check_and_compute_rows' block for batches of up to wide_row_requests requests: a request reads
-/// its block-table columns in one round up to 8192 of them (16 requests of 128K tokens, up to
-/// 2662 columns each, took two rounds at 256). Larger batches take launch_row_info's 256 threads
-/// a request: theirs are short, and 256 requests of 8K took 1.4 us longer at 1024 (bench_indexer,
-/// H200, 2026-12-03).
-inline constexpr int request_threads = 1024;
+/// check_and_compute_rows' block for batches of up to wide_row_requests requests
+/// (row_info_config::wide_threads); larger batches take launch_row_info's row_info_config::threads.
+inline constexpr int request_threads = row_info_config{}.wide_threads;
 
 /// check_requests and compute_rows in one launch, a block per request (see the file comment).
 __global__ __launch_bounds__(request_threads) void check_and_compute_rows(row_info_problem p,
@@ -289,9 +287,10 @@ struct batch_rows {
   }
 };
 
-/// Batches of up to this many requests take one kernel (each of its blocks reads all R + 1 entries
-/// of query_start_loc: 4 KiB at most), of up to wide_row_requests in blocks of 1024 threads.
-inline constexpr int fused_row_requests = 1024, wide_row_requests = 128;
+/// Batches of up to this many requests take one kernel, of up to wide_row_requests in blocks of
+/// request_threads (row_info_config).
+inline constexpr int fused_row_requests = row_info_config{}.fused_requests;
+inline constexpr int wide_row_requests = row_info_config{}.wide_requests;
 
 /// Fills rows[0, T). `workspace` holds row_info_workspace(R) bytes; `error_word` may be null.
 /// The kernels are chained (platform/launch.hpp): the calls after them start sooner. Batches of
@@ -301,7 +300,8 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
                                          uint32_t* error_word, platform::stream_t stream,
                                          int fuse_up_to = fused_row_requests,
                                          int wide_up_to = wide_row_requests) {
-  constexpr int threads = 256, max_request_blocks = 4096;
+  constexpr int threads = row_info_config{}.threads;
+  constexpr int max_request_blocks = row_info_config{}.max_request_blocks;
   if (p.num_requests > 0 && p.num_requests <= fuse_up_to) {
     const unsigned block = p.num_requests <= wide_up_to ? detail::request_threads : threads;
     return platform::launch(&detail::check_and_compute_rows,

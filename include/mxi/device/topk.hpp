@@ -36,59 +36,6 @@
 
 namespace mxi::device {
 
-/// Which kernels a launch may take (the tests force each; engines leave `tuned`).
-enum class topk_path {
-  tuned,      ///< the target's: clusters where cluster_blocks_max > 0 (position order), else below
-  one_block,  ///< rows that fit take the one-block kernel, longer ones the passes
-  passes,     ///< every row through the multi-block passes
-  cluster,    ///< the cluster select in position order (score order: as one_block)
-};
-
-/// A top-k launch's numbers as template arguments (see topk_tuning). ClusterBlocks forces the
-/// blocks a row's cluster takes (0: from the row and SM counts) and ClusterSliceMax caps the
-/// slice a block holds in shared memory (0: what the shared memory holds); tests use them to
-/// reach every cluster size and the streamed slices with small inputs.
-template <int BlockThreads, int ItemsPerThread, int MaxBlocks, int OneBlockMinRows,
-          int ClusterBlocksMax, int ClusterThreads, topk_path Path = topk_path::tuned,
-          int ClusterBlocks = 0, int ClusterSliceMax = 0, int ClusterThreadsManyRows = 0,
-          int ClusterFewRows = 0, int ClusterBlocksFewRows = 0>
-struct topk_config {
-  static constexpr int block_threads = BlockThreads;
-  static constexpr int items_per_thread = ItemsPerThread;
-  static constexpr int segment = BlockThreads * ItemsPerThread;
-  static constexpr int max_blocks = MaxBlocks;
-  static constexpr int one_block_min_rows = OneBlockMinRows;
-  static constexpr bool one_block_rows = Path != topk_path::passes;
-  static constexpr bool clusters =
-      Path == topk_path::cluster || (Path == topk_path::tuned && ClusterBlocksMax > 0);
-  static constexpr int cluster_blocks_max =
-      ClusterBlocksMax > 0 ? ClusterBlocksMax : platform::max_cluster_blocks_any;
-  static constexpr int cluster_threads = ClusterThreads;
-  static constexpr int cluster_threads_many_rows =
-      ClusterThreadsManyRows > 0 ? ClusterThreadsManyRows : ClusterThreads;
-  static constexpr int cluster_few_rows = ClusterFewRows;
-  static constexpr int cluster_blocks_few_rows = ClusterBlocksFewRows;
-  static constexpr int cluster_blocks = ClusterBlocks;
-  static constexpr int cluster_slice_max = ClusterSliceMax;
-  static_assert(BlockThreads % 64 == 0 && BlockThreads <= 1024, "whole waves, at most 1024 threads");
-  static_assert(ItemsPerThread >= 1 && ItemsPerThread <= 32, "1 .. 32 items a thread");
-  static_assert(ClusterThreads % 64 == 0 && ClusterThreads <= 1024 &&
-                    ClusterThreadsManyRows % 64 == 0 && ClusterThreadsManyRows <= 1024,
-                "cluster blocks: whole waves, at most 1024 threads");
-  static_assert(ClusterBlocks >= 0 && ClusterBlocks <= platform::max_cluster_blocks_any,
-                "a forced cluster: 1 .. 16 blocks (0: chosen)");
-};
-
-/// Target T's config (topk_tuned), optionally forcing a path, a cluster size, a slice cap.
-template <arch::target T, topk_path Path = topk_path::tuned, int ClusterBlocks = 0,
-          int ClusterSliceMax = 0>
-using topk_config_for =
-    topk_config<topk_tuned(T).pass_threads, topk_tuned(T).pass_items, topk_tuned(T).max_blocks,
-                topk_tuned(T).one_block_min_rows, topk_tuned(T).cluster_blocks_max,
-                topk_tuned(T).cluster_threads, Path, ClusterBlocks, ClusterSliceMax,
-                topk_tuned(T).cluster_threads_many_rows, topk_tuned(T).cluster_few_rows,
-                topk_tuned(T).cluster_blocks_few_rows>;
-
 /// Key sources: key(row, column) is the order-preserving image of the score; the one-block path
 /// reads a row as 32-bit words (words(row), 16 bytes at a time) and converts each with key_of.
 struct float_score_keys {
@@ -129,9 +76,9 @@ struct topk_shape {
 
 namespace detail {
 
-template <class Config>
-int64_t topk_segments(int64_t width) {
-  return width <= Config::segment ? 1 : (width + Config::segment - 1) / Config::segment;
+/// Segments of `segment` columns a row of `width` columns takes in the passes.
+inline int64_t topk_segments(int64_t width, int segment) {
+  return width <= segment ? 1 : (width + segment - 1) / segment;
 }
 
 /// Smallest b with 2^b > width: the column bits of a sort key, leaving the all-ones pattern free.
@@ -143,8 +90,7 @@ inline int column_bits(int64_t width) {
 
 /// The passes' workspace, in order: the per-row scratch the memset clears (histograms, arrivals,
 /// thresholds, look-back words, the ticket), then the staged winners (score order). Over a null
-/// base it only sizes it (bytes).
-template <class Config>
+/// base it only sizes it (bytes). `segment`: topk_config::segment().
 struct topk_workspace {
   select_scratch scratch{};
   int32_t* selected = nullptr;
@@ -152,11 +98,11 @@ struct topk_workspace {
   size_t total = 0;
 
   /// `split`: rows of at most this many columns are the one-block kernel's.
-  topk_workspace(const topk_shape& s, int64_t split, void* base) {
+  topk_workspace(const topk_shape& s, int segment, int64_t split, void* base) {
     using digits = block::radix_digits;
     platform::workspace_carver w(base);
     const auto rows = static_cast<size_t>(s.rows);
-    const int64_t segments = topk_segments<Config>(s.width);
+    const int64_t segments = topk_segments(s.width, segment);
     scratch.hist = w.take<uint32_t>(rows * digits::total_bins);
     scratch.arrivals = w.take<uint32_t>(rows * digits::passes);
     scratch.threshold = w.take<threshold_state>(rows * digits::passes);
@@ -169,60 +115,63 @@ struct topk_workspace {
     scratch.segments = static_cast<int>(segments);
     scratch.split = split;
   }
-  static size_t bytes(const topk_shape& s) { return topk_workspace(s, 0, nullptr).total; }
+  static size_t bytes(const topk_shape& s, int segment) {
+    return topk_workspace(s, segment, 0, nullptr).total;
+  }
 };
 
-/// One block per row holding Threads * 4 >= k winners, the fewest threads from 128 that do; rows of
-/// at most `split` columns are skipped.
-template <class Keys, class Lengths, class Map>
+/// The score-order sort: a block a row of the fewest of Threads, twice, four and eight times as
+/// many threads whose Items winners each hold k; rows of at most `split` columns are skipped.
+template <int Threads, int Items, class Keys, class Lengths, class Map>
 void launch_sort(const topk_shape& s, int64_t split, Keys keys, Lengths lengths,
                  const int32_t* selected, Map map, int32_t* out, int64_t out_stride,
                  platform::stream_t stream) {
-  static_assert(1024 * 4 >= max_topk_k, "the widest sort holds every k");
-  platform::with_constant<128, 256, 512, 1024>(
-      [&](int threads) { return s.k <= threads * 4; },
-      [&](auto threads) {
-        constexpr int n = decltype(threads)::value;
-        sort_selected_kernel<n, 4><<<static_cast<unsigned>(s.rows), n, 0, stream>>>(
+  static_assert(Threads * 8 <= 1024 && Threads * 8 * Items >= max_topk_k,
+                "the widest sort is one block and holds every k");
+  platform::with_constant<1, 2, 4, 8>(
+      [&](int times) { return s.k <= Threads * times * Items; },
+      [&](auto times) {
+        constexpr int n = Threads * decltype(times)::value;
+        sort_selected_kernel<n, Items><<<static_cast<unsigned>(s.rows), n, 0, stream>>>(
             keys, lengths, s.k, split, selected, column_bits(s.width), map, out, out_stride);
       });
 }
 
-/// The one-block path: a block of this many threads per row.
-inline constexpr int row_select_threads = 1024;
-
-/// Calls f(std::integral_constant<int, S>{}) with the one-block path's sort width for `s`: 0 in
-/// position order, else the winners each thread sorts (k <= S * row_select_threads).
-template <class F>
+/// Calls f(std::integral_constant<int, S>{}) with the one-block path's sort width for `s` at
+/// Threads threads a row: 0 in position order, else the winners each thread sorts
+/// (k <= S * Threads).
+template <int Threads, class F>
 auto with_sort_items(const topk_shape& s, F&& f) {
-  static_assert(4 * row_select_threads >= max_topk_k, "the widest sort holds every k");
+  static_assert(4 * Threads >= max_topk_k, "the widest sort holds every k");
   return platform::with_constant<0, 1, 2, 4>(
       [&](int items) {
-        return items == 0 ? s.order == output_order::position : s.k <= items * row_select_threads;
+        return items == 0 ? s.order == output_order::position : s.k <= items * Threads;
       },
       f);
 }
 
-/// The widest row the one-block path takes for `s` within `limit` bytes of shared memory.
-inline int64_t one_block_width(const topk_shape& s, size_t limit) {
-  return with_sort_items(s, [&](auto items) {
-    return row_select_smem<row_select_threads, decltype(items)::value>::max_width(limit, s.k);
+/// The widest row the one-block path (Threads threads a row) takes for `s` within `limit` bytes
+/// of shared memory.
+template <int Threads>
+int64_t one_block_width(const topk_shape& s, size_t limit) {
+  return with_sort_items<Threads>(s, [&](auto items) {
+    return row_select_smem<Threads, decltype(items)::value>::max_width(limit, s.k);
   });
 }
 
-/// The one-block kernel over every row of `s`; rows longer than `longest` are left to the passes.
-template <int SortItems, class Keys, class Lengths, class Map>
+/// The one-block kernel (Threads threads a row) over every row of `s`; rows longer than
+/// `longest` are left to the passes.
+template <int Threads, int SortItems, class Keys, class Lengths, class Map>
 platform::error_t launch_row_select(const topk_shape& s, int64_t longest, Keys keys,
                                     Lengths lengths, Map map, int32_t* out, int64_t out_stride,
                                     platform::stream_t stream) {
-  constexpr int threads = row_select_threads;
-  auto* kernel = &row_select_kernel<threads, SortItems, Keys, Lengths, Map>;
+  auto* kernel = &row_select_kernel<Threads, SortItems, Keys, Lengths, Map>;
   const int64_t width = s.width < longest ? s.width : longest;
-  const size_t smem = row_select_smem<threads, SortItems>::bytes(width, s.k);
+  const size_t smem = row_select_smem<Threads, SortItems>::bytes(width, s.k);
   platform::kernel_limits limits;
   const platform::error_t e = platform::prepare_kernel(kernel, smem, &limits);
   if (e != platform::success) return e;
-  kernel<<<static_cast<unsigned>(s.rows), threads, smem, stream>>>(keys, lengths, s.k, width, map,
+  kernel<<<static_cast<unsigned>(s.rows), Threads, smem, stream>>>(keys, lengths, s.k, width, map,
                                                                    out, out_stride);
   return platform::last_error();
 }
@@ -276,31 +225,27 @@ platform::error_t query_cluster_device(Kernel* kernel, cluster_device* d) {
   return e;
 }
 
-/// Clusters grow no further than slices of this many columns of the declared width: more blocks'
-/// histograms and counts cost a shorter slice more than its share of the row saves (bench_topk's
-/// forced sizes, H200, 2026-12-03: one 32K row in 4 / 8 / 16 blocks 16.8 / 15.7 / 17.3 us,
-/// 4 x 32K in 8 / 16 blocks 15.4 / 16.7 us, 16 x 16384 in 4 / 6 blocks 13.7 / 14.5 us; on rows of
-/// 5000 to 32768 columns the plan came within 0.4 us of the best of sizes 1-8).
-inline constexpr int64_t min_cluster_slice = 4096;
-
-/// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to
-/// `blocks_max`, or `few_rows_blocks_max` for 2 to `few_rows` rows, and the device's largest)
-/// that launch a block per multiprocessor and leave slices of at least min_cluster_slice columns
-/// of the declared width, fewer (any count) where the SMs or the processing
-/// clusters would not hold them all at once; the shared memory that lets that many blocks stay
-/// resident at once, and no more than the widest slice of `s.width` columns needs (`slice_cap` > 0
-/// caps it further).
+/// The cluster launch for `s` on `d` with `config`'s numbers: config.cluster_blocks blocks a row
+/// where forced, else the fewest (a power of two up to cluster_blocks_most(), or
+/// cluster_blocks_few_rows for 2 to cluster_few_rows rows, and the device's largest) that launch
+/// a block per multiprocessor and leave slices of at least cluster_slice_min columns of the
+/// declared width, fewer (any count) where the SMs or the processing clusters would not hold them
+/// all at once; the shared memory that lets that many blocks stay resident at once, and no more
+/// than the widest slice of `s.width` columns needs (cluster_slice_max > 0 caps it further).
 template <int Threads>
-cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int blocks_max, int forced,
-                          int64_t slice_cap, int few_rows = 0, int few_rows_blocks_max = 0) {
+cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d,
+                          const topk_config& config) {
   using smem_t = cluster_select_smem<Threads>;
-  int c = forced;
+  int c = config.cluster_blocks;
   if (c == 0) {
-    const bool few = s.rows >= 2 && s.rows <= few_rows && few_rows_blocks_max > 0;
-    const int most = std::min(few ? few_rows_blocks_max : blocks_max, d.max_blocks);
+    const bool few = s.rows >= 2 && s.rows <= config.cluster_few_rows &&
+                     config.cluster_blocks_few_rows > 0;
+    const int most = std::min(
+        few ? config.cluster_blocks_few_rows : config.cluster_blocks_most(), d.max_blocks);
     const int64_t resident_blocks = static_cast<int64_t>(d.sms) * d.resident_max;
     c = 1;
-    while (c * 2 <= most && s.rows * c < d.sms && s.width / (c * 2) >= min_cluster_slice) c *= 2;
+    while (c * 2 <= most && s.rows * c < d.sms && s.width / (c * 2) >= config.cluster_slice_min)
+      c *= 2;
     // More blocks than stay resident at once would run in a second wave: as many as do, each a
     // wider slice, leave a few SMs idle but finish sooner.
     if (c > 1 && s.rows * c > resident_blocks)
@@ -331,7 +276,8 @@ cluster_plan plan_cluster(const topk_shape& s, const cluster_device& d, int bloc
   int64_t slice = smem_t::max_slice(d.budget[resident]);
   const int64_t widest = align_up((std::max<int64_t>(s.width, 0) + c - 1) / c, int64_t{4});
   slice = std::min(slice, widest);
-  if (slice_cap > 0) slice = std::min(slice, slice_cap);
+  if (config.cluster_slice_max > 0)
+    slice = std::min(slice, static_cast<int64_t>(config.cluster_slice_max));
   return {c, slice, smem_t::bytes(slice)};
 }
 
@@ -346,14 +292,13 @@ platform::error_t cluster_device_for(int device, cluster_device* d) {
 }
 
 /// The cluster select of every row of `s` (position order) with Threads-thread blocks on `d`.
-template <int Threads, class Config, class Keys, class Lengths, class Map>
-platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_device& d, Keys keys,
-                                           Lengths lengths, Map map, int32_t* out,
-                                           int64_t out_stride, platform::stream_t stream) {
-  if (Config::cluster_blocks > d.max_blocks) return platform::invalid_value;
-  const cluster_plan p = plan_cluster<Threads>(
-      s, d, Config::cluster_blocks_max, Config::cluster_blocks, Config::cluster_slice_max,
-      Config::cluster_few_rows, Config::cluster_blocks_few_rows);
+template <int Threads, class Keys, class Lengths, class Map>
+platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_device& d,
+                                           const topk_config& config, Keys keys, Lengths lengths,
+                                           Map map, int32_t* out, int64_t out_stride,
+                                           platform::stream_t stream) {
+  if (config.cluster_blocks > d.max_blocks) return platform::invalid_value;
+  const cluster_plan p = plan_cluster<Threads>(s, d, config);
   if (s.rows * p.blocks > INT32_MAX) return platform::invalid_value;
   const platform::launch_shape shape{dim3(static_cast<unsigned>(s.rows * p.blocks)), Threads,
                                      p.smem, static_cast<unsigned>(p.blocks), /*chained=*/true};
@@ -361,43 +306,43 @@ platform::error_t launch_cluster_select_as(const topk_shape& s, const cluster_de
                           lengths, s.k, static_cast<int>(p.slice_max), map, out, out_stride);
 }
 
-/// The cluster select of every row of `s` (position order), one launch: blocks of
-/// Config::cluster_threads, or of cluster_threads_many_rows where the rows alone would launch
-/// more than one wave of those (a cluster of one block a row) and every row of the declared width
-/// still sits in the smaller blocks' shared memory (a streamed row costs more than the wave).
-template <class Config, class Keys, class Lengths, class Map>
-platform::error_t launch_cluster_select(const topk_shape& s, int device, Keys keys, Lengths lengths,
-                                        Map map, int32_t* out, int64_t out_stride,
-                                        platform::stream_t stream) {
-  constexpr int threads = Config::cluster_threads;
+/// The cluster select of every row of `s` (position order), one launch: blocks of Threads
+/// (config.cluster_threads), or of ThreadsWide (cluster_threads_wide()) where the rows alone would
+/// launch more than one wave of those (a cluster of one block a row) and every row of the
+/// declared width still sits in the smaller blocks' shared memory (a streamed row costs more than
+/// the wave).
+template <int Threads, int ThreadsWide, class Keys, class Lengths, class Map>
+platform::error_t launch_cluster_select(const topk_shape& s, int device, const topk_config& config,
+                                        Keys keys, Lengths lengths, Map map, int32_t* out,
+                                        int64_t out_stride, platform::stream_t stream) {
   cluster_device d;
-  platform::error_t e = cluster_device_for<threads, Keys, Lengths, Map>(device, &d);
+  platform::error_t e = cluster_device_for<Threads, Keys, Lengths, Map>(device, &d);
   if (e != platform::success) return e;
-  constexpr int many = Config::cluster_threads_many_rows;
-  if constexpr (many != threads) {
-    if (Config::cluster_blocks == 0 && s.rows > static_cast<int64_t>(d.sms) * d.resident_max) {
+  if constexpr (ThreadsWide != Threads) {
+    if (config.cluster_blocks == 0 && s.rows > static_cast<int64_t>(d.sms) * d.resident_max) {
       cluster_device m;
-      e = cluster_device_for<many, Keys, Lengths, Map>(device, &m);
+      e = cluster_device_for<ThreadsWide, Keys, Lengths, Map>(device, &m);
       if (e != platform::success) return e;
-      const cluster_plan p =
-          plan_cluster<many>(s, m, Config::cluster_blocks_max, 0, Config::cluster_slice_max);
+      topk_config many = config;  // more rows than a wave holds: never a few rows
+      many.cluster_few_rows = 0;
+      const cluster_plan p = plan_cluster<ThreadsWide>(s, m, many);
       if (p.blocks == 1 && p.slice_max >= s.width)
-        return launch_cluster_select_as<many, Config>(s, m, keys, lengths, map, out, out_stride,
-                                                      stream);
+        return launch_cluster_select_as<ThreadsWide>(s, m, config, keys, lengths, map, out,
+                                                      out_stride, stream);
     }
   }
-  return launch_cluster_select_as<threads, Config>(s, d, keys, lengths, map, out, out_stride,
-                                                   stream);
+  return launch_cluster_select_as<Threads>(s, d, config, keys, lengths, map, out, out_stride,
+                                           stream);
 }
 
 }  // namespace detail
 
-/// The most blocks Config's cluster select may give a row on the current device with these key,
-/// length and map types (1 where there are no clusters).
-template <class Config, class Keys, class Lengths, class Map>
+/// The most blocks the cluster select of Config() may give a row on the current device with these
+/// key, length and map types (1 where there are no clusters).
+template <topk_config (*Config)(), class Keys, class Lengths, class Map>
 platform::error_t topk_max_cluster_blocks(int* out) {
   *out = 1;
-  constexpr int threads = Config::cluster_threads;
+  constexpr int threads = Config().cluster_threads;
   detail::cluster_device d;
   const platform::error_t e = detail::query_cluster_device<threads>(
       &detail::cluster_select_kernel<threads, Keys, Lengths, Map>, &d);
@@ -410,18 +355,21 @@ platform::error_t topk_max_cluster_blocks(int* out) {
 inline int64_t topk_one_block_width(const topk_shape& shape) {
   int device = 0;
   size_t limit = 0;
-  if (platform::shared_memory_limit(&device, &limit) != platform::success) return 0;
-  return detail::one_block_width(shape, limit);
+  arch::target t = arch::target::generic;
+  if (platform::shared_memory_limit(&device, &limit) != platform::success ||
+      current_target(&t) != platform::success)
+    return 0;
+  return with_target(t, [&](auto target) {
+    constexpr int threads = topk_config_for(decltype(target)::value).row_threads;
+    return detail::one_block_width<threads>(shape, limit);
+  });
 }
 
 /// Bytes of workspace launch_topk needs for `shape` on any target (no device is asked).
 inline size_t topk_workspace_bytes(const topk_shape& shape) {
   size_t most = 0;
   for (const arch::target t : all_targets)
-    most = std::max(
-        most, with_target(t, [&](auto target) {
-          return detail::topk_workspace<topk_config_for<decltype(target)::value>>::bytes(shape);
-        }));
+    most = std::max(most, detail::topk_workspace::bytes(shape, topk_config_for(t).segment()));
   return most;
 }
 
@@ -430,66 +378,78 @@ inline size_t topk_workspace_bytes(const topk_shape& shape) {
 inline bool topk_supports(const topk_shape& shape) {
   bool segments_fit = true;
   for (const arch::target t : all_targets)
-    segments_fit &= with_target(t, [&](auto target) {
-      return detail::topk_segments<topk_config_for<decltype(target)::value>>(shape.width) <= 65535;
-    });
+    segments_fit &= detail::topk_segments(shape.width, topk_config_for(t).segment()) <= 65535;
   return shape.k >= 1 && shape.k <= max_topk_k && shape.rows >= 0 && shape.rows <= INT32_MAX &&
          shape.width < INT32_MAX && segments_fit;
 }
 
-/// Selects row by row into out[row][0, k) with `Config`'s numbers. `workspace` holds
-/// topk_workspace_bytes(shape) bytes (the one-block path leaves it untouched).
+/// Selects row by row into out[row][0, k) with the values Config() returns (topk_config_for<T>:
+/// target T's, optionally with a path forced; any constexpr function returning a topk_config).
+/// `workspace` holds topk_workspace_bytes(shape) bytes (the one-block path leaves it untouched).
 /// Returns the launch status (platform::success when every kernel was queued).
-template <class Config, class Keys, class Lengths, class Map>
+template <topk_config (*Config)(), class Keys, class Lengths, class Map>
 platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
                               int32_t* out, int64_t out_stride, void* workspace,
                               platform::stream_t stream) {
+  constexpr topk_config c = Config();
+  static_assert(c.cluster_threads % 64 == 0 && c.cluster_threads <= 1024 &&
+                    c.cluster_threads_wide() % 64 == 0 && c.cluster_threads_wide() <= 1024,
+                "cluster blocks: whole waves, at most 1024 threads");
+  static_assert(c.cluster_blocks >= 0 && c.cluster_blocks <= platform::max_cluster_blocks_any,
+                "a forced cluster: 1 .. 16 blocks (0: chosen)");
   if (shape.rows == 0) return platform::success;
   int device = 0;
   size_t limit = 0;
   platform::error_t e = platform::shared_memory_limit(&device, &limit);
   if (e != platform::success) return e;
-  if constexpr (Config::clusters) {
+  if constexpr (c.clusters()) {
     // Score order keeps the paths below: its sort would have to span the cluster.
     if (shape.order == output_order::position)
-      return detail::launch_cluster_select<Config>(shape, device, keys, lengths, map, out,
-                                                   out_stride, stream);
+      return detail::launch_cluster_select<c.cluster_threads, c.cluster_threads_wide()>(
+          shape, device, c, keys, lengths, map, out, out_stride, stream);
   }
   // Rows of at most `split` columns are the one-block kernel's, longer ones the passes'.
-  int64_t split = Config::one_block_rows ? detail::one_block_width(shape, limit) : 0;
-  if (split <= 0 || (shape.width > split && shape.rows < Config::one_block_min_rows))
+  constexpr int row_threads = c.row_threads;
+  int64_t split = c.one_block_rows() ? detail::one_block_width<row_threads>(shape, limit) : 0;
+  if (split <= 0 || (shape.width > split && shape.rows < c.one_block_min_rows))
     split = detail::no_one_block_rows;
   if (split > 0) {
-    e = detail::with_sort_items(shape, [&](auto items) {
-      return detail::launch_row_select<decltype(items)::value>(shape, split, keys, lengths, map,
-                                                               out, out_stride, stream);
+    e = detail::with_sort_items<row_threads>(shape, [&](auto items) {
+      return detail::launch_row_select<row_threads, decltype(items)::value>(
+          shape, split, keys, lengths, map, out, out_stride, stream);
     });
     if (e != platform::success || shape.width <= split) return e;
   }
 
-  const detail::topk_workspace<Config> ws(shape, split, workspace);
-  const int64_t segments = detail::topk_segments<Config>(shape.width);
-  const int64_t per_row = std::max<int64_t>(1, Config::max_blocks / std::max<int64_t>(shape.rows, 1));
-  const dim3 grid(static_cast<unsigned>(shape.rows), static_cast<unsigned>(std::min(segments, per_row)));
-  constexpr int threads = Config::block_threads;
+  using pass = detail::pass_shape<c.pass_threads, c.pass_items>;
+  const detail::topk_workspace ws(shape, c.segment(), split, workspace);
+  const int64_t segments = detail::topk_segments(shape.width, c.segment());
+  const int64_t per_row = std::max<int64_t>(1, c.max_blocks / std::max<int64_t>(shape.rows, 1));
+  const dim3 grid(static_cast<unsigned>(shape.rows),
+                  static_cast<unsigned>(std::min(segments, per_row)));
+  constexpr int threads = c.pass_threads;
 
   e = platform::memset_async(workspace, 0, ws.cleared, stream);
   if (e != platform::success) return e;
-  detail::radix_histogram_kernel<Config, 0><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
-  detail::radix_histogram_kernel<Config, 1><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
-  detail::radix_histogram_kernel<Config, 2><<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  detail::radix_histogram_kernel<pass, 0>
+      <<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  detail::radix_histogram_kernel<pass, 1>
+      <<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
+  detail::radix_histogram_kernel<pass, 2>
+      <<<grid, threads, 0, stream>>>(keys, lengths, shape.k, ws.scratch);
   if (shape.order == output_order::position) {
-    detail::radix_compact_kernel<Config, true><<<grid, threads, 0, stream>>>(
+    detail::radix_compact_kernel<pass, true><<<grid, threads, 0, stream>>>(
         keys, lengths, shape.k, ws.scratch, map, out, out_stride);
     return platform::last_error();
   }
-  detail::radix_compact_kernel<Config, false><<<grid, threads, 0, stream>>>(
+  detail::radix_compact_kernel<pass, false><<<grid, threads, 0, stream>>>(
       keys, lengths, shape.k, ws.scratch, identity_map{}, ws.selected, int64_t{shape.k});
-  detail::launch_sort(shape, split, keys, lengths, ws.selected, map, out, out_stride, stream);
+  detail::launch_sort<c.sort_threads, c.sort_items>(shape, split, keys, lengths, ws.selected, map,
+                                                    out, out_stride, stream);
   return platform::last_error();
 }
 
-/// The same with the current device's target's numbers (topk_tuned).
+/// The same with the current device's target's values (topk_config_for).
 template <class Keys, class Lengths, class Map>
 platform::error_t launch_topk(const topk_shape& shape, Keys keys, Lengths lengths, Map map,
                               int32_t* out, int64_t out_stride, void* workspace,

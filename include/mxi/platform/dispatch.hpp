@@ -1,18 +1,16 @@
-// Run-time values to compile-time ones: the one ladder every launcher (and kernel) uses to turn
-// a head count, a thread count, a target or a wave size into the template argument its code is
-// built for. Host and device code.
+// Run-time values to compile-time ones: the one ladder every launcher uses to turn a head count, a
+// thread count, a target or a wave size into the template argument its kernel is built for. Host
+// code (the launchers'); device code picks among instantiations with if constexpr.
 #pragma once
 
 #include <type_traits>
-
-#include "mxi/config.hpp"
 
 namespace mxi::platform {
 
 namespace detail {
 
 template <bool LastFits, auto C, auto... Rest, class Fits, class F, class Otherwise>
-MXI_HOST_DEVICE decltype(auto) with_constant_from(Fits& fits, F& f, Otherwise& otherwise) {
+decltype(auto) with_constant_from(Fits& fits, F& f, Otherwise& otherwise) {
   if constexpr (sizeof...(Rest) == 0 && LastFits) {
     return f(std::integral_constant<decltype(C), C>{});
   } else {
@@ -25,7 +23,7 @@ MXI_HOST_DEVICE decltype(auto) with_constant_from(Fits& fits, F& f, Otherwise& o
 }
 
 struct no_fallback {
-  MXI_HOST_DEVICE void operator()() const {}
+  void operator()() const {}
 };
 
 }  // namespace detail
@@ -35,7 +33,7 @@ struct no_fallback {
 /// otherwise(). Every f(C) and otherwise() return the same type.
 ///   with_constant<1, 2, 3>([&](int r) { return r == rows; }, launch, [] { return invalid_value; })
 template <auto... Candidates, class Fits, class F, class Otherwise>
-MXI_HOST_DEVICE decltype(auto) with_constant(Fits&& fits, F&& f, Otherwise&& otherwise) {
+decltype(auto) with_constant(Fits&& fits, F&& f, Otherwise&& otherwise) {
   static_assert(sizeof...(Candidates) > 0, "at least one candidate");
   return detail::with_constant_from<false, Candidates...>(fits, f, otherwise);
 }
@@ -43,7 +41,7 @@ MXI_HOST_DEVICE decltype(auto) with_constant(Fits&& fits, F&& f, Otherwise&& oth
 /// The same with the last candidate taken where no earlier one fits (fits is not asked of it):
 ///   with_constant<32, 64, 128>([&](int h) { return heads <= h; }, f)  // 128 above 64
 template <auto... Candidates, class Fits, class F>
-MXI_HOST_DEVICE decltype(auto) with_constant(Fits&& fits, F&& f) {
+decltype(auto) with_constant(Fits&& fits, F&& f) {
   static_assert(sizeof...(Candidates) > 0, "at least one candidate");
   detail::no_fallback none;
   return detail::with_constant_from<true, Candidates...>(fits, f, none);

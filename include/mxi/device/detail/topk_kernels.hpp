@@ -1,8 +1,9 @@
 // The kernels of the exact radix select (device/topk.hpp launches them). A row of n valid columns
-// is cut into segments of Config::segment columns; a launch has at most Config::max_blocks blocks,
-// (row, y) taking several segments of its row where there are more, so a few long rows fill the
-// GPU as well as many short ones, and the grid does not follow the widest possible row. Rows of at
-// most `split` columns belong to the one-block kernel and are skipped. Launches, each over (row, y):
+// is cut into segments of Shape::segment columns; a launch has at most topk_config::max_blocks
+// blocks, (row, y) taking several segments of its row where there are more, so a few long rows
+// fill the GPU as well as many short ones, and the grid does not follow the widest possible row.
+// Rows of at most `split` columns belong to the one-block kernel and are skipped. Launches, each
+// over (row, y):
 //   histogram 0..2  count one digit of the keys whose higher digits equal the threshold's so far,
 //                   into the row's histogram; the row's last block to finish (an arrival counter)
 //                   turns the histogram into the next digit of the threshold, so later launches
@@ -49,18 +50,28 @@ struct select_scratch {
 /// The split when no row is the one-block kernel's (broken rows, n = -1, too are the passes').
 inline constexpr int64_t no_one_block_rows = INT64_MIN;
 
+/// A pass kernel's block: Threads threads, each taking Items columns of every segment.
+template <int Threads, int Items>
+struct pass_shape {
+  static constexpr int block_threads = Threads;
+  static constexpr int items_per_thread = Items;
+  static constexpr int segment = Threads * Items;
+  static_assert(Threads % 64 == 0 && Threads <= 1024, "whole waves, at most 1024 threads");
+  static_assert(Items >= 1 && Items <= 32, "1 .. 32 items a thread");
+};
+
 /// Segments of a row that take part in its select.
-template <class Config>
+template <class Shape>
 MXI_DEVICE int64_t active_segments(int64_t n) {
-  return (n + Config::segment - 1) / Config::segment;
+  return (n + Shape::segment - 1) / Shape::segment;
 }
 
 /// Pass `Pass` of the histogram: counts digit `Pass` of the segment's keys whose higher digits
 /// match the threshold found so far; the row's last block derives the next threshold state.
-template <class Config, int Pass, class Keys, class Lengths>
-__global__ __launch_bounds__(Config::block_threads) void radix_histogram_kernel(
+template <class Shape, int Pass, class Keys, class Lengths>
+__global__ __launch_bounds__(Shape::block_threads) void radix_histogram_kernel(
     Keys keys, Lengths lengths, int k, select_scratch scratch) {
-  constexpr int threads = Config::block_threads;
+  constexpr int threads = Shape::block_threads;
   constexpr int bins = radix_digits::bins(Pass);
   using find = block::block_radix_threshold<threads, bins>;
   __shared__ uint32_t counts[bins];
@@ -69,7 +80,7 @@ __global__ __launch_bounds__(Config::block_threads) void radix_histogram_kernel(
 
   const int64_t row = blockIdx.x;
   const int64_t n = lengths(row);
-  const int64_t active = active_segments<Config>(n);
+  const int64_t active = active_segments<Shape>(n);
   if (n <= k || n <= scratch.split || blockIdx.y >= active) return;
   uint32_t* row_hist = scratch.hist + row * radix_digits::total_bins + radix_digits::offset(Pass);
   const threshold_state before =
@@ -80,16 +91,16 @@ __global__ __launch_bounds__(Config::block_threads) void radix_histogram_kernel(
   __syncthreads();
   uint32_t done = 0;  // segments this block counted
   for (int64_t segment = blockIdx.y; segment < active; segment += gridDim.y, ++done) {
-    const int64_t begin = segment * Config::segment;
-    const int64_t end = n < begin + Config::segment ? n : begin + Config::segment;
-    uint32_t key[Config::items_per_thread];
+    const int64_t begin = segment * Shape::segment;
+    const int64_t end = n < begin + Shape::segment ? n : begin + Shape::segment;
+    uint32_t key[Shape::items_per_thread];
 #pragma unroll
-    for (int j = 0; j < Config::items_per_thread; ++j) {
+    for (int j = 0; j < Shape::items_per_thread; ++j) {
       const int64_t c = begin + j * threads + threadIdx.x;
       key[j] = c < end ? keys(row, c) : 0u;
     }
 #pragma unroll
-    for (int j = 0; j < Config::items_per_thread; ++j) {
+    for (int j = 0; j < Shape::items_per_thread; ++j) {
       const int64_t c = begin + j * threads + threadIdx.x;
       if (c < end && radix_digits::matches(key[j], Pass, before.prefix))
         atomicAdd(&counts[radix_digits::digit(key[j], Pass)], 1u);
@@ -123,12 +134,12 @@ MXI_DEVICE unsigned long long pack_counts(uint64_t above, uint64_t equal) { retu
 
 /// Writes each row's winners in ascending column order as `map(row, column)` to out[row][slot],
 /// then -1 up to k (Fill). Rows with n <= k take every column.
-template <class Config, bool Fill, class Keys, class Lengths, class Map>
-__global__ __launch_bounds__(Config::block_threads) void radix_compact_kernel(
+template <class Shape, bool Fill, class Keys, class Lengths, class Map>
+__global__ __launch_bounds__(Shape::block_threads) void radix_compact_kernel(
     Keys keys, Lengths lengths, int k, select_scratch scratch, Map map, int32_t* out,
     int64_t out_stride) {
-  constexpr int threads = Config::block_threads;
-  constexpr int items = Config::items_per_thread;
+  constexpr int threads = Shape::block_threads;
+  constexpr int items = Shape::items_per_thread;
   using scan = block::block_scan<unsigned long long, threads>;
   __shared__ typename scan::storage_type scan_storage;
   __shared__ unsigned int ticket;
@@ -155,7 +166,7 @@ __global__ __launch_bounds__(Config::block_threads) void radix_compact_kernel(
   }
   const threshold_state th = scratch.threshold[row * radix_digits::passes + 2];
   const uint64_t need = th.rest;
-  const int64_t active = active_segments<Config>(n);
+  const int64_t active = active_segments<Shape>(n);
   const int64_t per = (active + gridDim.y - 1) / gridDim.y;
   const int64_t run_begin = y * per, run_end = active < run_begin + per ? active : run_begin + per;
   if (run_begin >= run_end) return;  // past the row's runs: no later run looks back here
@@ -163,8 +174,8 @@ __global__ __launch_bounds__(Config::block_threads) void radix_compact_kernel(
   // Thread i owns `items` consecutive columns of each segment, so a scan orders columns.
   uint32_t key[items];
   const auto load = [&](int64_t segment) {
-    const int64_t end = n < (segment + 1) * Config::segment ? n : (segment + 1) * Config::segment;
-    const int64_t first = segment * Config::segment + static_cast<int64_t>(threadIdx.x) * items;
+    const int64_t end = n < (segment + 1) * Shape::segment ? n : (segment + 1) * Shape::segment;
+    const int64_t first = segment * Shape::segment + static_cast<int64_t>(threadIdx.x) * items;
     unsigned long long counts = 0;
 #pragma unroll
     for (int j = 0; j < items; ++j) {
@@ -205,8 +216,8 @@ __global__ __launch_bounds__(Config::block_threads) void radix_compact_kernel(
     slot += running;
     running += segment_total;
     uint64_t above = slot >> 31, equal = slot & ((1ull << 31) - 1);
-    const int64_t end = n < (segment + 1) * Config::segment ? n : (segment + 1) * Config::segment;
-    const int64_t first = segment * Config::segment + static_cast<int64_t>(threadIdx.x) * items;
+    const int64_t end = n < (segment + 1) * Shape::segment ? n : (segment + 1) * Shape::segment;
+    const int64_t first = segment * Shape::segment + static_cast<int64_t>(threadIdx.x) * items;
 #pragma unroll
     for (int j = 0; j < items; ++j) {
       if (first + j >= end) break;
