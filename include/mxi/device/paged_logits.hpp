@@ -478,14 +478,10 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
 /// Whether the current device's candidate logits stage their keys from column slots (the sm90
 /// kernel does), so that candidate prep had better write them (candidate_slots_in).
 inline platform::error_t candidate_slots_wanted(bool* wanted) {
-  *wanted = false;
-  int device = 0;
   arch::target target = arch::target::generic;
-  platform::error_t e = platform::get_device(&device);
-  if (e == platform::success) e = arch::choose_target(device, &target);
-  if (e != platform::success) return e;
-  *wanted = target == arch::target::sm90;  // never chosen where the build has no sm90 tile
-  return platform::success;
+  const platform::error_t e = current_target(&target);
+  *wanted = e == platform::success && target == arch::target::sm90;  // never where no sm90 tile
+  return e;
 }
 
 /// Dense or candidate logits (see the file comment). `workspace`: paged_logits_workspace bytes.
