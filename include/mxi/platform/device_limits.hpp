@@ -13,17 +13,25 @@
 
 namespace mxi::platform {
 
+/// *out = get(the properties of `device`), queried once per device and getter (each lambda is a
+/// type of its own, with a cache of its own); T{} and the error where the query fails.
+template <class T, class Get>
+error_t device_property(int device, T* out, Get get) {
+  static per_device_cache<T> cache;
+  return cache.get(device, out, [device, &get](T* value) {
+    device_prop_t prop;
+    const error_t e = get_device_properties(&prop, device);
+    *value = e == success ? static_cast<T>(get(prop)) : T{};
+    return e;
+  });
+}
+
 /// The current device and the shared memory a block may opt in to there (queried once per device).
 inline error_t shared_memory_limit(int* device, size_t* bytes) {
-  static per_device_cache<size_t> cache;
   const error_t e = get_device(device);
   if (e != success) return e;
-  return cache.get(*device, bytes, [d = *device](size_t* out) {
-    device_prop_t prop;
-    const error_t got = get_device_properties(&prop, d);
-    *out = got == success ? prop.sharedMemPerBlockOptin : 0;
-    return got;
-  });
+  return device_property(*device, bytes,
+                         [](const device_prop_t& p) { return p.sharedMemPerBlockOptin; });
 }
 
 /// The current device and the dynamic shared memory a block of `kernel` may take there: what a

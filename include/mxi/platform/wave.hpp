@@ -2,8 +2,8 @@
 // per device, and the switch that turns it into the template argument kernels take.
 #pragma once
 
+#include "mxi/platform/device_limits.hpp"
 #include "mxi/platform/dispatch.hpp"
-#include "mxi/platform/per_device_cache.hpp"
 #include "mxi/platform/runtime.hpp"
 #include "mxi/platform/wave64_emulation.hpp"
 
@@ -20,12 +20,8 @@ inline constexpr bool supports_wave64 = wave64::emulated;
 
 /// Wave size of `device`, queried once and cached (0 and an error when the query fails).
 inline error_t device_wave_size(int device, int* wave_size) {
-  static per_device_cache<int> cache;
-  return cache.get(device, wave_size, [device](int* out) {
-    device_prop_t prop;
-    const error_t e = get_device_properties(&prop, device);
-    *out = e == success ? (wave64::emulated ? 64 : prop.warpSize) : 0;
-    return e;
+  return device_property(device, wave_size, [](const device_prop_t& p) {
+    return wave64::emulated ? 64 : p.warpSize;
   });
 }
 
