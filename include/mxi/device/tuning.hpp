@@ -33,8 +33,9 @@ enum class topk_path {
 /// which a call takes.
 struct topk_config {
   // The passes.
-  /// Threads of a pass block. 512, with 8 columns a thread and 1024 blocks: about four resident
-  /// blocks on every SM of an H200 (chosen with the kernels, 2026-11-29; not measured alone).
+  /// Threads of a pass block. 512 x 8 columns (a 4096-column segment) put 8 blocks on a 32K row,
+  /// enough to fill an H200 from 64 rows; 1024 blocks are about four resident a multiprocessor
+  /// (chosen with the kernels, 2026-11-29; no other shape measured).
   int pass_threads = 512;
   /// Columns a thread takes of each segment (a segment: pass_threads * pass_items columns).
   int pass_items = 8;

@@ -20,9 +20,8 @@ inline constexpr bool supports_wave64 = wave64::emulated;
 
 /// Wave size of `device`, queried once and cached (0 and an error when the query fails).
 inline error_t device_wave_size(int device, int* wave_size) {
-  return device_property(device, wave_size, [](const device_prop_t& p) {
-    return wave64::emulated ? 64 : p.warpSize;
-  });
+  return device_property(device, wave_size,
+                         [](const device_prop_t& p) { return wave64::emulated ? 64 : p.warpSize; });
 }
 
 /// Calls f(std::integral_constant<int, W>{}) for the device's wave size W; returns false when the
