@@ -1,5 +1,8 @@
 // Q quantizer: q [T][H][D] (fp32 or bf16) into q_values [T][H][D/2] and q_scales [T][H][D/32],
 // 4 lanes a 32-element block, a block a group (block::quantize_blocks: bit-exact with the CPU).
+// Two launches run it: its own kernel (launch_quantize_q), and the indexer's row checks, whose
+// kernel quantizes a call's float queries in thread blocks of its own (q_quantize_job, a side
+// job of launch_row_info), so that they cost no launch.
 #pragma once
 
 #include <cstdint>
@@ -41,21 +44,48 @@ struct q_blocks_destination {
   }
 };
 
+MXI_HOST_DEVICE int64_t q_blocks(const q_quantize_problem& p) {
+  return p.num_rows * (p.head_dim / format::block_elems);
+}
+
+/// Thread block `index` of a grid of quantize_grid<quantize_q_lanes>(q_blocks(p), threads, 1)
+/// blocks of `threads` threads: each group of 4 lanes quantizes one 32-element block.
+MXI_DEVICE void quantize_q_share(const q_quantize_problem& p, int64_t index, int threads) {
+  const int groups = threads / quantize_q_lanes;
+  const int tid = static_cast<int>(threadIdx.x);
+  block::quantize_blocks<quantize_q_lanes, 1>(p.q, q_blocks(p), index * groups + tid / quantize_q_lanes,
+                                              groups, tid % quantize_q_lanes, p.rule,
+                                              q_blocks_destination{p});
+}
+
 template <int Threads>
 __global__ __launch_bounds__(Threads) void quantize_q_kernel(q_quantize_problem p) {
-  quantize_grid_blocks<Threads, quantize_q_lanes, 1>(
-      p.q, p.num_rows * (p.head_dim / format::block_elems), p.rule, q_blocks_destination{p});
+  quantize_q_share(p, blockIdx.x, Threads);
 }
 
 }  // namespace detail
+
+/// The quantizer as launch_row_info's side job (row_info.hpp): the row kernel's thread blocks past
+/// its own run quantize_q_share, each of its threads a lane. Nothing to do when p.num_rows is 0.
+struct q_quantize_job {
+  q_quantize_problem p;
+
+  /// Thread blocks of `threads` that cover the queries.
+  int64_t blocks(int threads) const {
+    return p.num_rows == 0 ? 0 : detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), threads, 1);
+  }
+  /// Every thread of the block calls it, after the kernel waited for the one before it.
+  MXI_DEVICE void run(int64_t index) const {
+    detail::quantize_q_share(p, index, static_cast<int>(blockDim.x));
+  }
+};
 
 inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform::stream_t stream) {
   if (p.num_rows == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n><<<detail::quantize_grid<detail::quantize_q_lanes>(
-                                       p.num_rows * (p.head_dim / format::block_elems), n, 1),
-                                   n, 0, stream>>>(p);
+    detail::quantize_q_kernel<n>
+        <<<detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), n, 1), n, 0, stream>>>(p);
     return platform::last_error();
   });
 }
