@@ -25,13 +25,13 @@ void indexer_meta(const at::Tensor& q_values, const at::Tensor& q_scales, const 
                   const at::Tensor& seq_lens, const at::Tensor& block_table,
                   const at::Tensor& topk_indices, const at::Tensor& error_word, int64_t topk,
                   int64_t max_model_len, int64_t compress_ratio, c10::optional<int64_t> block_size,
-                  c10::string_view layout, bool cache_slots, bool score_order,
+                  const std::string& layout, bool cache_slots, bool score_order,
                   const c10::optional<at::Tensor>& logits, bool clean_logits,
                   const c10::optional<at::Tensor>& candidate_blocks, int64_t candidate_block_size,
                   const c10::optional<at::Tensor>&) {
   const indexer_tensors t{q_values,    q_scales,       weights,       kv_cache,   query_start_loc,
                           seq_lens,    block_table,    topk_indices,  error_word, block_size,
-                          str(layout), compress_ratio, max_model_len, topk,       cache_slots,
+                          layout,      compress_ratio, max_model_len, topk,       cache_slots,
                           score_order};
   size_t bytes = 0;
   throw_if_failed(mxi::workspace_bytes(
@@ -47,11 +47,11 @@ void candidate_indexer_meta(const at::Tensor& q_values, const at::Tensor& q_scal
                             const at::Tensor& topk_indices, const at::Tensor& error_word,
                             int64_t topk, int64_t max_model_len, int64_t candidate_block_size,
                             int64_t compress_ratio, c10::optional<int64_t> block_size,
-                            c10::string_view layout, bool cache_slots, bool score_order,
+                            const std::string& layout, bool cache_slots, bool score_order,
                             const c10::optional<at::Tensor>&) {
   const indexer_tensors t{q_values,    q_scales,       weights,       kv_cache,   query_start_loc,
                           seq_lens,    block_table,    topk_indices,  error_word, block_size,
-                          str(layout), compress_ratio, max_model_len, topk,       cache_slots,
+                          layout,      compress_ratio, max_model_len, topk,       cache_slots,
                           score_order};
   size_t bytes = 0;
   throw_if_failed(mxi::workspace_bytes(
@@ -63,16 +63,16 @@ void candidate_indexer_meta(const at::Tensor& q_values, const at::Tensor& q_scal
 // written), as mxi-run's cache check does.
 void write_k_cache_meta(const at::Tensor& k, const at::Tensor& slot_mapping, const at::Tensor& kv_cache,
                         const at::Tensor& error_word, c10::optional<int64_t> block_size,
-                        c10::string_view layout, c10::string_view rule) {
+                        const std::string& layout, const std::string& rule) {
   mxi::k_cache_write_args a = k_cache_write_args_of(k, slot_mapping, kv_cache, error_word, block_size,
-                                                    str(layout), str(rule), pointers::placeholder);
+                                                    layout, rule, pointers::placeholder);
   a.num_tokens = 0;
   throw_if_failed(mxi::write_k_cache(a, mxi::execution{}));
 }
 
 void quantize_q_meta(const at::Tensor& q, const at::Tensor& q_values, const at::Tensor& q_scales,
-                     c10::string_view rule) {
-  mxi::q_quantize_args a = q_quantize_args_of(q, q_values, q_scales, str(rule), pointers::placeholder);
+                     const std::string& rule) {
+  mxi::q_quantize_args a = q_quantize_args_of(q, q_values, q_scales, rule, pointers::placeholder);
   a.num_tokens = 0;
   throw_if_failed(mxi::quantize_q(a, mxi::execution{}));
 }

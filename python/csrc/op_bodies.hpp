@@ -9,15 +9,12 @@
 #include <ATen/Functions.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/Optional.h>
-#include <c10/util/string_view.h>
 
 #include <string>
 
 #include "tensor_args.hpp"
 
 namespace mxi_torch {
-
-inline std::string str(c10::string_view s) { return std::string(s.data(), s.size()); }
 
 /// The workspace an indexer call needs: none on the CPU; on the GPU the caller's tensor when given
 /// (uint8, enough bytes, 256-byte aligned, on the device), else one from torch's caching allocator
@@ -52,13 +49,13 @@ void indexer_op(const at::Tensor& q_values, const at::Tensor& q_scales, const at
                 const at::Tensor& seq_lens, const at::Tensor& block_table,
                 const at::Tensor& topk_indices, const at::Tensor& error_word, int64_t topk,
                 int64_t max_model_len, int64_t compress_ratio, c10::optional<int64_t> block_size,
-                c10::string_view layout, bool cache_slots, bool score_order,
+                const std::string& layout, bool cache_slots, bool score_order,
                 const c10::optional<at::Tensor>& logits, bool clean_logits,
                 const c10::optional<at::Tensor>& candidate_blocks, int64_t candidate_block_size,
                 const c10::optional<at::Tensor>& workspace) {
-  const indexer_tensors t{q_values,     q_scales,   weights, kv_cache,      query_start_loc,
-                          seq_lens,     block_table, topk_indices, error_word, block_size,
-                          str(layout),  compress_ratio, max_model_len, topk, cache_slots,
+  const indexer_tensors t{q_values,    q_scales,       weights,       kv_cache,   query_start_loc,
+                          seq_lens,    block_table,    topk_indices,  error_word, block_size,
+                          layout,      compress_ratio, max_model_len, topk,       cache_slots,
                           score_order};
   const mxi::indexer_args a =
       indexer_args_of(t, logits, clean_logits, candidate_blocks, candidate_block_size, pointers::real);
@@ -78,11 +75,11 @@ void candidate_indexer_op(const at::Tensor& q_values, const at::Tensor& q_scales
                           const at::Tensor& topk_indices, const at::Tensor& error_word, int64_t topk,
                           int64_t max_model_len, int64_t candidate_block_size,
                           int64_t compress_ratio, c10::optional<int64_t> block_size,
-                          c10::string_view layout, bool cache_slots, bool score_order,
+                          const std::string& layout, bool cache_slots, bool score_order,
                           const c10::optional<at::Tensor>& workspace) {
-  const indexer_tensors t{q_values,     q_scales,   weights, kv_cache,      query_start_loc,
-                          seq_lens,     block_table, topk_indices, error_word, block_size,
-                          str(layout),  compress_ratio, max_model_len, topk, cache_slots,
+  const indexer_tensors t{q_values,    q_scales,       weights,       kv_cache,   query_start_loc,
+                          seq_lens,    block_table,    topk_indices,  error_word, block_size,
+                          layout,      compress_ratio, max_model_len, topk,       cache_slots,
                           score_order};
   const mxi::candidate_indexer_args a =
       candidate_indexer_args_of(t, candidate_blocks, candidate_block_size, pointers::real);
@@ -97,9 +94,9 @@ void candidate_indexer_op(const at::Tensor& q_values, const at::Tensor& q_scales
 template <class Device>
 void write_k_cache_op(const at::Tensor& k, const at::Tensor& slot_mapping, const at::Tensor& kv_cache,
                       const at::Tensor& error_word, c10::optional<int64_t> block_size,
-                      c10::string_view layout, c10::string_view rule) {
+                      const std::string& layout, const std::string& rule) {
   const mxi::k_cache_write_args a = k_cache_write_args_of(
-      k, slot_mapping, kv_cache, error_word, block_size, str(layout), str(rule), pointers::real);
+      k, slot_mapping, kv_cache, error_word, block_size, layout, rule, pointers::real);
   Device device(kv_cache);
   mxi::execution exec = device.execution();
   exec.error_word = error_word_of(error_word, kv_cache, pointers::real);
@@ -108,8 +105,8 @@ void write_k_cache_op(const at::Tensor& k, const at::Tensor& slot_mapping, const
 
 template <class Device>
 void quantize_q_op(const at::Tensor& q, const at::Tensor& q_values, const at::Tensor& q_scales,
-                   c10::string_view rule) {
-  const mxi::q_quantize_args a = q_quantize_args_of(q, q_values, q_scales, str(rule), pointers::real);
+                   const std::string& rule) {
+  const mxi::q_quantize_args a = q_quantize_args_of(q, q_values, q_scales, rule, pointers::real);
   Device device(q);
   throw_if_failed(mxi::quantize_q(a, device.execution()));
 }

@@ -4,7 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Optional.h>
-#include <c10/util/string_view.h>
+#include <string>
 
 namespace mxi_torch {
 
@@ -14,7 +14,7 @@ int64_t indexer_workspace_bytes(const at::Tensor& q_values, const at::Tensor& q_
                                 const at::Tensor& block_table, const at::Tensor& topk_indices,
                                 const at::Tensor& error_word, int64_t topk, int64_t max_model_len,
                                 int64_t compress_ratio, c10::optional<int64_t> block_size,
-                                c10::string_view layout, bool cache_slots, bool score_order,
+                                const std::string& layout, bool cache_slots, bool score_order,
                                 const c10::optional<at::Tensor>& logits, bool clean_logits,
                                 const c10::optional<at::Tensor>& candidate_blocks,
                                 int64_t candidate_block_size);
@@ -24,7 +24,7 @@ int64_t candidate_indexer_workspace_bytes(
     const at::Tensor& kv_cache, const at::Tensor& query_start_loc, const at::Tensor& seq_lens,
     const at::Tensor& block_table, const at::Tensor& candidate_blocks, const at::Tensor& topk_indices,
     const at::Tensor& error_word, int64_t topk, int64_t max_model_len, int64_t candidate_block_size,
-    int64_t compress_ratio, c10::optional<int64_t> block_size, c10::string_view layout,
+    int64_t compress_ratio, c10::optional<int64_t> block_size, const std::string& layout,
     bool cache_slots, bool score_order);
 
 }  // namespace mxi_torch
