@@ -22,6 +22,7 @@ namespace mxi_torch {
 template <class Args>
 void attach_workspace(const Args& a, const c10::optional<at::Tensor>& given, const at::Tensor& like,
                       mxi::execution& exec, at::Tensor& held) {
+  if (exec.where != mxi::backend::gpu) return;  // the CPU backends take none
   size_t bytes = 0;
   throw_if_failed(mxi::workspace_bytes(a, exec.where, bytes));
   if (bytes == 0) return;

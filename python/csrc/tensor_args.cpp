@@ -44,8 +44,9 @@ std::string text(const std::vector<int64_t>& shape) {
   return out.str();
 }
 
-// torch's spelling of a dtype ("uint8", "bfloat16", ...).
-std::string dtype_name(at::ScalarType type) {
+// torch's spelling of a dtype ("uint8", "bfloat16", ...), made once a dtype: the checks run on
+// every call.
+std::string spelled(at::ScalarType type) {
   static const std::pair<const char*, const char*> names[] = {
       {"Byte", "uint8"},     {"Char", "int8"},         {"Int", "int32"},
       {"Long", "int64"},     {"Float", "float32"},     {"BFloat16", "bfloat16"},
@@ -57,8 +58,18 @@ std::string dtype_name(at::ScalarType type) {
   return c10_name;
 }
 
+const std::string& dtype_name(at::ScalarType type) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (int i = 0; i < static_cast<int>(at::ScalarType::NumOptions); ++i)
+      all.push_back(spelled(static_cast<at::ScalarType>(i)));
+    return all;
+  }();
+  return names.at(static_cast<size_t>(type));
+}
+
 void expect_dtype(const at::Tensor& t, const char* name, std::initializer_list<const char*> allowed) {
-  const std::string got = dtype_name(t.scalar_type());
+  const std::string& got = dtype_name(t.scalar_type());
   std::string list;
   for (const char* a : allowed) {
     if (got == a) return;
