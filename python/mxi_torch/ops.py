@@ -19,6 +19,12 @@ import torch
 
 from . import errors
 
+# The overloads themselves: a call skips the packet's overload resolution.
+_WRITE_K_CACHE = torch.ops.mxi.write_k_cache.default
+_QUANTIZE_Q = torch.ops.mxi.quantize_q.default
+_INDEXER = torch.ops.mxi.indexer.default
+_CANDIDATE_INDEXER = torch.ops.mxi.candidate_indexer.default
+
 
 def _word(error_word: Optional[torch.Tensor], like: torch.Tensor):
     if error_word is not None:
@@ -31,8 +37,8 @@ def write_k_cache(k, slot_mapping, kv_cache, *, block_size=None, layout="linear"
     """Quantizes rows of k (float32 or bfloat16 [N, D]) into kv_cache at slot_mapping (int64
     [N], page * page_size + offset; -1 skips a row)."""
     word, own = _word(error_word, kv_cache)
-    torch.ops.mxi.write_k_cache(k, slot_mapping, kv_cache, word, block_size=block_size,
-                                layout=layout, rule=rule)
+    _WRITE_K_CACHE(k, slot_mapping, kv_cache, word, block_size=block_size,
+                   layout=layout, rule=rule)
     if own:
         errors.check_now_or_on_device(word)
 
@@ -47,7 +53,7 @@ def quantize_q(q, q_values=None, q_scales=None, *, rule="ceil", scales_as_int32=
     if q_scales is None:
         q_scales = (torch.empty(lead, dtype=torch.int32, device=q.device) if scales_as_int32 else
                     torch.empty(lead + (d // 32,), dtype=torch.uint8, device=q.device))
-    torch.ops.mxi.quantize_q(q, q_values, q_scales, rule=rule)
+    _QUANTIZE_Q(q, q_values, q_scales, rule=rule)
     return q_values, q_scales
 
 
@@ -60,12 +66,12 @@ def indexer(q_values, q_scales, weights, kv_cache, query_start_loc, seq_lens, bl
     (ascending positions, -1 padded; score_order: descending score; cache_slots: page * page_size
     + offset); logits and a published candidate pool optionally. Returns topk_indices."""
     word, own = _word(error_word, kv_cache)
-    torch.ops.mxi.indexer(q_values, q_scales, weights, kv_cache, query_start_loc, seq_lens,
-                          block_table, topk_indices, word, topk=topk, max_model_len=max_model_len,
-                          compress_ratio=compress_ratio, block_size=block_size, layout=layout,
-                          cache_slots=cache_slots, score_order=score_order, logits=logits,
-                          clean_logits=clean_logits, candidate_blocks=candidate_blocks,
-                          candidate_block_size=candidate_block_size, workspace=workspace)
+    _INDEXER(q_values, q_scales, weights, kv_cache, query_start_loc, seq_lens,
+             block_table, topk_indices, word, topk=topk, max_model_len=max_model_len,
+             compress_ratio=compress_ratio, block_size=block_size, layout=layout,
+             cache_slots=cache_slots, score_order=score_order, logits=logits,
+             clean_logits=clean_logits, candidate_blocks=candidate_blocks,
+             candidate_block_size=candidate_block_size, workspace=workspace)
     if own:
         errors.check_now_or_on_device(word)
     return topk_indices
@@ -78,13 +84,13 @@ def candidate_indexer(q_values, q_scales, weights, kv_cache, query_start_loc, se
     """Entry point B: the topk best positions among each token's candidate blocks (int32
     [>= T, NCB] block ids of candidate_block_size positions). Returns topk_indices."""
     word, own = _word(error_word, kv_cache)
-    torch.ops.mxi.candidate_indexer(q_values, q_scales, weights, kv_cache, query_start_loc,
-                                    seq_lens, block_table, candidate_blocks, topk_indices, word,
-                                    topk=topk, max_model_len=max_model_len,
-                                    candidate_block_size=candidate_block_size,
-                                    compress_ratio=compress_ratio, block_size=block_size,
-                                    layout=layout, cache_slots=cache_slots,
-                                    score_order=score_order, workspace=workspace)
+    _CANDIDATE_INDEXER(q_values, q_scales, weights, kv_cache, query_start_loc,
+                       seq_lens, block_table, candidate_blocks, topk_indices, word,
+                       topk=topk, max_model_len=max_model_len,
+                       candidate_block_size=candidate_block_size,
+                       compress_ratio=compress_ratio, block_size=block_size,
+                       layout=layout, cache_slots=cache_slots,
+                       score_order=score_order, workspace=workspace)
     if own:
         errors.check_now_or_on_device(word)
     return topk_indices
