@@ -4,7 +4,7 @@
 // max_model_len; 1M in the decode shapes below, which launches the multi-block passes beside the
 // one-block kernel where there are no clusters). GPU-event timing around one launch, L2 flushed
 // before each by reading 256 MiB (bench/l2_flush.hpp; position_memset flushes with a memset, as
-// these figures did before session 14), random N(0,1) rows; bytes/s counts one read of the scores.
+// the peers' figures do), random N(0,1) rows; bytes/s counts one read of the scores.
 //
 // Variants: position / score take the device's tuned path (on sm90 position order: the cluster
 // select, device/detail/topk_cluster_kernel.hpp); position_equal_rows the same on rows whose
@@ -107,7 +107,7 @@ void shapes(benchmark::internal::Benchmark* b) {
                  {256, 10688, 2048, 10688},
                  {64, 42560, 2048, 42560},
                  {128, 42304, 2048, 42304},
-                 // decode at max_model_len 1M: issue 9's shapes
+                 // decode at max_model_len 1M
                  {64, 32768, 2048, mml},
                  {1, 32768, 2048, mml},
                  {4, 262144, 2048, mml},
@@ -118,13 +118,21 @@ void shapes(benchmark::internal::Benchmark* b) {
                  {16, 131072, 2048, mml},
                  // the candidate call's select (16 x 128K, pool 2048 x 8), one row at its length
                  {16, 16384, 2048, 16384},
-                 {1, 32768, 2048, 32768}})
+                 {1, 32768, 2048, 32768},
+                 // short rows at their own width, where the plan's smallest slice
+                 // (detail::min_cluster_slice) decides the cluster size
+                 {1, 5000, 2048, 5000},
+                 {1, 8192, 2048, 8192},
+                 {1, 16384, 2048, 16384},
+                 {4, 16384, 2048, 16384},
+                 {16, 8192, 2048, 8192}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
 
 /// The decode shapes at 1M (the forced variants), a few rows short and long (which cluster size
-/// few rows want), and the candidate call's select.
+/// few rows want), the candidate call's select, and short rows at their own width (the smallest
+/// slice the plan takes: forced sizes 1-8 against the plan's `position`).
 void decode_shapes(benchmark::internal::Benchmark* b) {
   for (auto s : {std::vector<int64_t>{64, 32768, 2048, mml},
                  {1, 32768, 2048, mml},
@@ -134,7 +142,12 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
                  {4, 32768, 2048, mml},
                  {8, 32768, 2048, mml},
                  {16, 16384, 2048, 16384},
-                 {1, 32768, 2048, 32768}})
+                 {1, 32768, 2048, 32768},
+                 {1, 5000, 2048, 5000},
+                 {1, 8192, 2048, 8192},
+                 {1, 16384, 2048, 16384},
+                 {4, 16384, 2048, 16384},
+                 {16, 8192, 2048, 8192}})
     b->Args(s);
   b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 }
@@ -167,14 +180,11 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   int device = 0;
-  size_t limit = 0;
   device::detail::cluster_device d;
-  if (mxi::testing::gpu_present() &&
-      platform::shared_memory_limit(&device, &limit) == platform::success &&
+  if (mxi::testing::gpu_present() && platform::get_device(&device) == platform::success &&
       device::detail::cluster_device_for<device::topk_tuned(arch::target::sm90).cluster_threads,
                                          device::float_score_keys, device::int_lengths,
-                                         device::identity_map>(device, limit, &d) ==
-          platform::success) {
+                                         device::identity_map>(device, &d) == platform::success) {
     std::string held;
     for (int c = 2; c <= d.max_blocks; ++c)
       held += std::to_string(c) + ":" + std::to_string(d.clusters[c]) + " ";

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The PyTorch eager baseline for bench_indexer's decode case (issue 9, deliverable 2).
+"""The PyTorch eager baseline for bench_indexer's decode case.
 
 What an engine without mxi would run on the same workload: gather the paged MXFP4 cache through
 the block table, dequantize it in PyTorch, then matmul, relu, weight and sum over heads, then
 torch.topk; and torch.topk alone on scores of the same shape. Timed as bench_indexer times the
 public calls: CUDA events around one call, L2 flushed before each by reading 256 MiB, median of
-the runs. Needs torch with CUDA (the H200 has it); run beside bench_indexer in the same device
-call so the two are comparable:
+the runs. Needs torch with CUDA (the H200 has it); run it on the machine and build that ran
+bench_indexer, right after it, so the two are comparable:
 
     python3 bench/torch_baseline.py --json torch_baseline.json
 

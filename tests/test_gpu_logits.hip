@@ -472,7 +472,7 @@ TEST_CASE("GPU logits: more requests than the plan keeps in shared memory", "[gp
 TEST_CASE("GPU logits: many tiles a block, its ring lapped many times", "[gpu][logits][large]") {
   // Each block's producer and consumer warps lap the sm90 kernel's ring dozens of times at their
   // own paces: a barrier wait that let one of them through a phase early (the parity waits cannot
-  // tell phases two apart) scores a stale tile, or hangs. Session 19's variant with four
+  // tell phases two apart) scores a stale tile, or hangs: a ring of eight stages served by four
   // producer warps and three consumers passed every smaller case here and hung on the bench.
   REQUIRE_GPU();
   for (const arch::target target : targets_here())

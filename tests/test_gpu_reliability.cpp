@@ -1,4 +1,4 @@
-// Reliability of the GPU backend through the public entry points (issue 10, items 3 and 5):
+// Reliability of the GPU backend through the public entry points (docs/reliability.md):
 // corrupt batch descriptions in device memory give all -1 rows for the rows they break, the
 // device error bit of the check, and bitwise the clean batch's rows everywhere else; NaN and
 // infinite data are scored by the NaN rules and never become indices; a graph captured once

@@ -566,7 +566,7 @@ TEST_CASE("gpu top-k clusters: the plan fills the GPU and fits shared memory", "
   REQUIRE(plan(16, int64_t{1} << 20).blocks == 4);
   d.clusters[4] = 30;
   REQUIRE(plan(32, 131072).blocks == 4);  // clusters of 2 would stream
-  // Every size as an H200 answers (session 24, bench_topk's context).
+  // Every size as an H200 answers (bench_topk's context, clusters_resident).
   const int h200[] = {0, 0, 66, 39, 30, 22, 17, 15, 15};
   for (int c = 2; c <= 8; ++c) d.clusters[c] = h200[c];
   REQUIRE(plan(32, 131072).blocks == 3);

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Renders bench_indexer's JSON output (--benchmark_out) as the markdown table docs/performance.md
-shows, and with --plot FILE.png (needs matplotlib) the decode time and fraction of the gather
-floor against context length.
+"""Renders a GPU benchmark's JSON output (--benchmark_out of bench_indexer, bench_topk or
+bench_logits) as the markdown tables of docs/performance.md, and with --plot FILE.png (needs
+matplotlib; bench_indexer only) the decode time and fraction of the gather floor against context.
 
-    tools/perf-table.py docs/perf/bench_indexer-h200.json [--base OLD.json] [--plot out.png]
+    tools/perf-table.py docs/perf/bench_indexer-h200-a6dee3c.json [--base OLD.json] [--plot out.png]
 """
 import argparse
 import json
@@ -14,7 +14,8 @@ import sys
 def load(path):
     with open(path) as f:
         runs = json.load(f)["benchmarks"]
-    return {re.sub(r"/iterations:\d+/manual_time$", "", b["name"]): b for b in runs}
+    return {re.sub(r"(/iterations:\d+|/min_time:[\d.]+)?/manual_time$", "", b["name"]): b
+            for b in runs}
 
 
 def fields(name):
@@ -39,6 +40,21 @@ def label(name):
         return f"write_k_cache {f['tokens'] / 2**20:.1f}M tokens {'bf16' if f['bf16'] else 'fp32'}{slots}"
     if kind == "quantize":
         return f"quantize_q {f['tokens']} x {f['heads']} x 128"
+    if kind == "quantize_floor":
+        return f"quantize_q's floor (bytes moved, no arithmetic) {f['tokens']} x {f['heads']} x 128"
+    if kind == "copy":
+        return "copy 1 GiB (ceiling)"
+    if kind == "launch":
+        return "empty kernel"
+    if kind == "bench_topk":  # bench_topk/VARIANT/rows/cols/k/width
+        variant, rows, cols, k, width = name.split("/")[1:6]
+        return (f"top-k {variant} {rows} x {cols}, k {k}, width "
+                f"{int(width) // 1024}K" if int(width) % 1024 == 0 else
+                f"top-k {variant} {rows} x {cols}, k {k}, width {width}")
+    if kind == "bench_logits":  # bench_logits/VARIANT/batch/ctx/next_n (next_n 0: causal prefill)
+        variant, batch, ctx, next_n = name.split("/")[1:5]
+        what = f"next_n {next_n}" if int(next_n) else "causal"
+        return f"logits {variant} {batch} x {int(ctx) // 1024}K, {what}"
     return name
 
 
@@ -50,6 +66,10 @@ def counter(b):
     for key in ("x_floor", "TFLOP/s", "in+out_GB/s", "read+write_TB/s", "pool_GB/s"):
         if key in b:
             return f"{key} {b[key]:.3g}"
+    if "FLOP/s" in b:
+        return f"TFLOP/s {b['FLOP/s'] * 1e-12:.3g}"
+    if "bytes_per_second" in b:
+        return f"GB/s {b['bytes_per_second'] * 1e-9:.3g}"
     return ""
 
 

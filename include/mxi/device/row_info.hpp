@@ -169,8 +169,8 @@ MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const in
 /// check_and_compute_rows' block for batches of up to wide_row_requests requests: a request reads
 /// its block-table columns in one round up to 8192 of them (16 requests of 128K tokens, up to
 /// 2662 columns each, took two rounds at 256). Larger batches take launch_row_info's 256 threads
-/// a request: theirs are short, and 256 requests of 8K took 1.4 us longer at 1024 (H200, session
-/// 25).
+/// a request: theirs are short, and 256 requests of 8K took 1.4 us longer at 1024 (bench_indexer,
+/// H200, 2026-12-03).
 inline constexpr int request_threads = 1024;
 
 /// check_requests and compute_rows in one launch, a block per request (see the file comment).

@@ -287,9 +287,10 @@ platform::error_t query_cluster_device(Kernel* kernel, cluster_device* d) {
 }
 
 /// Clusters grow no further than slices of this many columns of the declared width: more blocks'
-/// histograms and counts cost a shorter slice more than its share of the row saves (H200,
-/// bench_topk: one 32K row in 4 / 8 / 16 blocks 16.8 / 15.7 / 17.3 us, 4 x 32K in 8 / 16 blocks
-/// 15.4 / 16.7 us, 16 x 16384 in 4 / 6 blocks 13.7 / 14.5 us).
+/// histograms and counts cost a shorter slice more than its share of the row saves (bench_topk's
+/// forced sizes, H200, 2026-12-03: one 32K row in 4 / 8 / 16 blocks 16.8 / 15.7 / 17.3 us,
+/// 4 x 32K in 8 / 16 blocks 15.4 / 16.7 us, 16 x 16384 in 4 / 6 blocks 13.7 / 14.5 us; on rows of
+/// 5000 to 32768 columns the plan came within 0.4 us of the best of sizes 1-8).
 inline constexpr int64_t min_cluster_slice = 4096;
 
 /// The cluster launch for `s` on `d`: `forced` blocks a row, else the fewest (a power of two up to

@@ -59,17 +59,19 @@ struct quantize_tuning {
 
 constexpr topk_tuning topk_tuned(arch::target t) {
   switch (t) {
-    // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows:
-    // 8 x 32K at max_model_len 1M took 82 us on the passes, 94 us with a block a row.
-    // Clusters of up to 8 blocks of 1024 threads, measured on the H200 (bench_topk, width 1M,
-    // session 5): 1024 threads against 512, with the launcher's cluster size, 64 x 32K 23.4 vs
-    // 44.4 us, 32 x 131K 54 vs 88 us, 4 x 262K 60 vs 87 us. Cap 8, not 16: 16 blocks merging
-    // their histograms cost a short row more than they gain (1 x 32K: 38 us at 16; at 512
-    // threads 21 / 27 / 53 us at 4 / 8 / 16), and the host cannot tell a short row from a long
-    // one (their lengths are on the device).
-    // Many rows: 512 threads, session 14 (256 x 10688: 22.2 us against 27.4 at 1024 threads in
-    // two waves; 64 x 32K, one wave either way: 22.1 against 20.8).
-    // Two to four rows: 16 blocks, session 16 (bench_topk, width 1M, 16 against 8 blocks:
+    // 1024 blocks: about four resident blocks of 512 threads on every SM of an H200. 32 rows
+    // (bench_indexer decode 8 x 32K at max_model_len 1M, H200, 2026-11-30): 82 us on the passes,
+    // 94 us with a block a row.
+    // Clusters of up to 8 blocks of 1024 threads (bench_topk, width 1M, H200, 2026-11-30): 1024
+    // threads against 512, with the launcher's cluster size, 64 x 32K 23.4 vs 44.4 us, 32 x 131K
+    // 54 vs 88 us, 4 x 262K 60 vs 87 us. Cap 8, not 16: 16 blocks merging their histograms cost a
+    // short row more than they gain (1 x 32K: 38 us at 16; at 512 threads 21 / 27 / 53 us at
+    // 4 / 8 / 16), and the host cannot tell a short row from a long one (their lengths are on the
+    // device).
+    // Many rows: 512 threads (bench_topk position_cluster_t512 against position, H200,
+    // 2026-12-01: 256 x 10688 22.2 us against 27.4 at 1024 threads in two waves; 64 x 32K, one
+    // wave either way: 22.1 against 20.8).
+    // Two to four rows: 16 blocks (bench_topk, width 1M, H200, 2026-12-02; 16 against 8 blocks:
     // 2 x 262K 21.1 / 24.7 us, 4 x 262K 22.6 / 25.9, 4 x 32K 16.7 / 15.4; one row stays at 8,
     // 1 x 32K 16.4 / 15.1; 8 x 32K at 16 needs a second wave, 28.4 / 15.6).
     case arch::target::sm90:
@@ -85,11 +87,11 @@ constexpr topk_tuning topk_tuned(arch::target t) {
 
 constexpr logits_tuning logits_tuned(arch::target t) {
   switch (t) {
-    // Session 23 (run_indexer on the H200): a group of 4 rows takes 76 KB of shared memory a
-    // consumer for its queries at H = 64, which leaves room for two consumer warpgroups; groups
-    // of 2 keep three (prefill 32K 18.20 -> 17.28 ms) and of 3 keep three with 8 stages (16.46
-    // ms). next_n 4 as two groups of 2: 296 us against 301 as one of 4. At H = 128 two rows
-    // already take 76 KB.
+    // bench_indexer prefill/T:32768 and decode next_n 4 (H200, 2026-12-03): a group of 4 rows
+    // takes 76 KB of shared memory a consumer for its queries at H = 64, which leaves room for two
+    // consumer warpgroups; groups of 2 keep three (prefill 32K 18.20 -> 17.28 ms) and of 3 keep
+    // three with 8 stages (16.46 ms). next_n 4 as two groups of 2: 296 us against 301 as one of 4.
+    // At H = 128 two rows already take 76 KB.
     case arch::target::sm90:
       return {3, 2, false};
     case arch::target::gfx950:

@@ -88,11 +88,11 @@ struct pipelined_logits_smem {
 /// The build for groups of at most Rows rows at H = Heads: three consumers with the deepest ring
 /// whose queries fit an sm90 block's shared memory, else fewer consumers with 8 stages (H = 128,
 /// 2 rows). One row's queries leave room for 32 stages, which hide more of the gathers' latency
-/// (bench_logits on the H200, decode 64 x 32K: 95.7 -> 93.5 us); 16 (about twelve tiles in
-/// flight beside the three being scored) serve two rows (20: no faster, session 23); three rows'
-/// queries leave room for 8, enough where every tile takes three rows' work (session 23: prefill
-/// 32K with groups of three and 8 stages 16.5 ms, of two and 16 stages 17.3; 8 stages for groups
-/// of two made next_n 2 and 4 slower). A ring whose depth is a run-time power of two cost the
+/// (bench_logits decode 64 x 32K, H200, 2026-12-02: 95.7 -> 93.5 us); 16 (about twelve tiles in
+/// flight beside the three being scored) serve two rows (20: no faster); three rows' queries
+/// leave room for 8, enough where every tile takes three rows' work (bench_indexer, H200,
+/// 2026-12-03: prefill 32K with groups of three and 8 stages 16.5 ms, of two and 16 stages 17.3;
+/// 8 stages for groups of two made next_n 2 and 4 slower). A ring whose depth is a run-time power of two cost the
 /// multi-row groups 2-3% (next_n 2, prefill), so the depth is a constant of the build.
 template <int Heads, int Rows, int Consumers = 3, int Stages = (Rows == 1 ? 32 : 16)>
 constexpr auto pick_pipelined_logits_build() {
