@@ -102,7 +102,7 @@ void write_case(const fs::path& dir, const mxi::testing::host_workload& w, const
       {"topk", std::to_string(s.topk)},
       {"compress_ratio", std::to_string(s.compress_ratio)},
       {"max_model_len", std::to_string(w.max_model_len)},
-      {"layout", s.layout == mxi::cache_layout::linear ? "\"linear\"" : "\"mfma16\""}};
+      {"layout", "\"" + std::string(mxi::layout::name(s.layout)) + "\""}};
   for (const auto& [k, v] : extra) keys[k] = v;
   std::ofstream json(dir / "problem.json");
   json << "{\n";
@@ -170,14 +170,14 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("mxi-run index matches the library called directly", "[mxi-run]") {
   scratch tmp;
-  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
+  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16, mxi::cache_layout::aiter32,
+                      mxi::cache_layout::aiter16}) {
     const auto w = small_workload(layout);
     const fs::path c = tmp.root / "case", out = tmp.root / "out";
     fs::remove_all(c);
     write_case(c, w, {});
     for (const char* backend : {"reference", "cpu"}) {
-      INFO("layout " << (layout == mxi::cache_layout::linear ? "linear" : "mfma16") << ", backend "
-                     << backend);
+      INFO("layout " << mxi::layout::name(layout) << ", backend " << backend);
       const outcome o = mxi_run(
           "index " + quoted(c) + " --out " + quoted(out) + " --backend " + backend, tmp.root);
       REQUIRE(o.status == 0);
@@ -293,6 +293,38 @@ TEST_CASE("mxi-run convert-cache round trips exactly and both layouts index alik
   }
   CHECK(read_npy(c / "out" / "topk_indices.npy").bytes ==
         read_npy(m / "out" / "topk_indices.npy").bytes);
+}
+
+TEST_CASE("mxi-run convert-cache writes the aiter orders and refuses pages they cannot hold",
+          "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);  // BS 32, D 128
+  const fs::path c = tmp.root / "case";
+  write_case(c, w, {});
+  for (const char* to : {"aiter32", "aiter16"}) {
+    INFO(to);
+    const fs::path a = tmp.root / to, back = tmp.root / (std::string(to) + "-back");
+    REQUIRE(mxi_run("convert-cache " + quoted(c) + " --to " + to + " --out " + quoted(a), tmp.root)
+                .status == 0);
+    REQUIRE(mxi_run("convert-cache " + quoted(a) + " --to linear --out " + quoted(back), tmp.root)
+                .status == 0);
+    CHECK(read_values<uint8_t>(back / "kv_cache.npy", "uint8") ==
+          read_values<uint8_t>(c / "kv_cache.npy", "uint8"));
+    REQUIRE(mxi_run("index " + quoted(a) + " --out " + quoted(a / "out") + " --backend cpu", tmp.root)
+                .status == 0);
+    CHECK(read_values<int32_t>(a / "out" / "topk_indices.npy", "int32") ==
+          run_direct(w, mxi::backend::cpu).topk);
+  }
+  mxi::testing::workload_spec s = w.spec;
+  s.block_size = 16;  // half a run of aiter32
+  const fs::path small = tmp.root / "bs16";
+  write_case(small, mxi::testing::make_workload(s), {});
+  const outcome o =
+      mxi_run("convert-cache " + quoted(small) + " --to aiter32 --out " + quoted(tmp.root / "x"), tmp.root);
+  CHECK(o.status == 2);
+  CHECK(o.err.find("cache.block_size must be a multiple of 32 with layout aiter32, got 16") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.root / "x"));
 }
 
 TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing", "[mxi-run]") {
@@ -429,9 +461,9 @@ TEST_CASE("a bad option value gets one printable line listing every accepted val
       {MXI_RUN_PATH, "quantize x.npy --out o --rule round",
        "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
       {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
-       "mxi-run: --to: must be one of linear, mfma16, got 'tiled'\n"},
+       "mxi-run: --to: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
       {main_job, "--layout tiled",
-       "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
+       "mxi-main-job: --layout: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
       {main_job, "--backend tpu",
        "mxi-main-job: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
       {main_job, "--size huge",
@@ -453,9 +485,10 @@ TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run
   const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
       {std::string("'") + MXI_RUN_PATH + "' index --help", {"cpu", "gpu", "reference"}},
       {std::string("'") + MXI_RUN_PATH + "' quantize --help", {"ceil", "floor"}},
-      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16"}},
+      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16", "aiter32", "aiter16"}},
       {"'" + main_job + "' --help",
-       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16"}},
+       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16", "aiter32",
+        "aiter16"}},
   };
   for (const auto& [command, values] : helps) {
     INFO(command);
@@ -563,7 +596,8 @@ TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {
 TEST_CASE("mxi-run --backend gpu agrees with the exact checker", "[mxi-run][gpu]") {
   if (!mxi::backend_available(mxi::backend::gpu)) MXI_SKIP("no GPU backend or device here");
   scratch tmp;
-  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
+  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16, mxi::cache_layout::aiter32,
+                      mxi::cache_layout::aiter16}) {
     const auto w = small_workload(layout);
     const fs::path c = tmp.root / "case", out = tmp.root / "out";
     fs::remove_all(c);
