@@ -431,31 +431,38 @@ void check_cluster_lengths(int k) {
 
 }  // namespace
 
-TEST_CASE("gpu top-k clusters k 1: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 1: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(1);
 }
-TEST_CASE("gpu top-k clusters k 2: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 2: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(2);
 }
-TEST_CASE("gpu top-k clusters k 37: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 37: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(37);
 }
-TEST_CASE("gpu top-k clusters k 512: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 512: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(512);
 }
-TEST_CASE("gpu top-k clusters k 2048: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 2048: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(2048);
 }
-TEST_CASE("gpu top-k clusters k 4095: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 4095: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(4095);
 }
-TEST_CASE("gpu top-k clusters k 4096: every cluster size, every length class", "[gpu][topk][cluster]") {
+TEST_CASE("gpu top-k clusters k 4096: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
   check_cluster_lengths(4096);
 }

@@ -1,8 +1,8 @@
 // mxi-run end to end: cases written as NPY files from a generated workload, the built binary run
 // on them (its path comes from MXI_RUN_PATH, or the environment variable of that name where a
-// build was copied to another machine, as tools/device-check.sh does), its outputs compared with the library called
-// directly; every kind of bad input exits 2 with one stderr line naming the culprit and leaves
-// nothing behind.
+// build was copied to another machine, as tools/device-check.sh does), its outputs compared with
+// the library called directly; every kind of bad input exits 2 with one stderr line naming the
+// culprit and leaves nothing behind.
 #include <stdlib.h>
 #include <sys/wait.h>
 

@@ -50,14 +50,18 @@ outputs run_on(backend where, Args a) {
   }
   if (where == backend::gpu) {
     std::vector<double> seconds;
-    if constexpr (entry_a) o.st = run_indexer_on_gpu(a, 1, seconds, o.error_word);
-    else o.st = run_candidate_indexer_on_gpu(a, 1, seconds, o.error_word);
+    if constexpr (entry_a)
+      o.st = run_indexer_on_gpu(a, 1, seconds, o.error_word);
+    else
+      o.st = run_candidate_indexer_on_gpu(a, 1, seconds, o.error_word);
   } else {
     execution exec;
     exec.where = where;
     exec.error_word = &o.error_word;
-    if constexpr (entry_a) o.st = run_indexer(a, exec);
-    else o.st = run_candidate_indexer(a, exec);
+    if constexpr (entry_a)
+      o.st = run_indexer(a, exec);
+    else
+      o.st = run_candidate_indexer(a, exec);
   }
   return o;
 }
@@ -118,8 +122,9 @@ std::string words(uint32_t error_word) {
 template <class T>
 std::string all_equal(const T* row, int64_t begin, int64_t end, T want, const char* what) {
   for (int64_t j = begin; j < end; ++j) {
-    const bool same = std::isnan(static_cast<double>(want)) ? std::isnan(static_cast<double>(row[j]))
-                                                            : row[j] == want;
+    const bool same = std::isnan(static_cast<double>(want))
+                          ? std::isnan(static_cast<double>(row[j]))
+                          : row[j] == want;
     if (!same) {
       std::ostringstream o;
       o << what << " " << j << " is " << row[j] << ", expected " << want;
@@ -132,8 +137,8 @@ std::string all_equal(const T* row, int64_t begin, int64_t end, T want, const ch
 /// Checks row t of one backend's outputs: what a broken row must hold, or the exact checker's
 /// acceptance; and that nothing past a row's width was written.
 template <class Args>
-std::string check_side(const testing::host_workload& w, const Args& a, const outputs& o,
-                       int64_t t, const row_state& expect, const testing::row_truth* truth) {
+std::string check_side(const testing::host_workload& w, const Args& a, const outputs& o, int64_t t,
+                       const row_state& expect, const testing::row_truth* truth) {
   constexpr bool entry_a = std::is_same_v<Args, indexer_args>;
   const int32_t* topk = o.topk.data() + t * a.topk.stride;
   std::string why = all_equal(topk, a.topk.k, a.topk.stride, unwritten, "top-k entry (past k)");
@@ -183,8 +188,7 @@ std::string check_side(const testing::host_workload& w, const Args& a, const out
 /// the set), and a published pool holding every live block lists them all.
 template <class Args>
 std::string check_fixed(const Args& a, const outputs& x, const outputs& y, int64_t t,
-                        const row_state& expect, const testing::row_truth& truth,
-                        bool& differ) {
+                        const row_state& expect, const testing::row_truth& truth, bool& differ) {
   const int64_t k = a.topk.k;
   const int32_t* rx = x.topk.data() + t * a.topk.stride;
   const int32_t* ry = y.topk.data() + t * a.topk.stride;
@@ -234,10 +238,10 @@ void parallel_for(int64_t n, int threads, F&& f, std::vector<std::string>& error
 template <class Args>
 double device_bytes(const soak_case& c, const Args& a) {
   const testing::host_workload& w = c.w;
-  double bytes = static_cast<double>(w.q_values.size() + w.q_scales.size() + w.kv_cache.size()) +
-                 4.0 * static_cast<double>(w.weights.size() + w.block_table.size() +
-                                           w.seq_lens.size() + w.query_start_loc.size() +
-                                           c.pool.size());
+  double bytes =
+      static_cast<double>(w.q_values.size() + w.q_scales.size() + w.kv_cache.size()) +
+      4.0 * static_cast<double>(w.weights.size() + w.block_table.size() + w.seq_lens.size() +
+                                w.query_start_loc.size() + c.pool.size());
   const double t = static_cast<double>(w.num_tokens);
   bytes += 4.0 * t * static_cast<double>(a.topk.stride + c.logits_stride + c.publish_stride);
   size_t workspace = 0;
@@ -290,8 +294,9 @@ verdict compare(const soak_case& c, const Args& a, pairing p, int threads, size_
           if constexpr (std::is_same_v<Args, indexer_args>) {
             truth = testing::exact_row(w, t);
           } else {
-            truth = testing::exact_candidate_row(w, t, a.candidates.blocks + t * a.candidates.stride,
-                                                 a.candidates.num_blocks, a.candidates.block_size);
+            truth =
+                testing::exact_candidate_row(w, t, a.candidates.blocks + t * a.candidates.stride,
+                                             a.candidates.num_blocks, a.candidates.block_size);
           }
         }
         std::string why = check_side(w, a, x, t, e, &truth);
@@ -331,9 +336,7 @@ verdict compare(const soak_case& c, const Args& a, pairing p, int threads, size_
 
 }  // namespace
 
-backend tested_backend(pairing p) {
-  return p == pairing::gpu_vs_cpu ? backend::gpu : backend::cpu;
-}
+backend tested_backend(pairing p) { return p == pairing::gpu_vs_cpu ? backend::gpu : backend::cpu; }
 
 backend baseline_backend(pairing p) {
   return p == pairing::gpu_vs_cpu ? backend::cpu : backend::reference;

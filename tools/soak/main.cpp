@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
       "threaded CPU backend");
   app.add_option("--seconds", seconds, "draw new cases for this long (default 60)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--seed", seed, "the run's seed, from which every case's seed follows (default 1)");
+  app.add_option("--seed", seed,
+                 "the run's seed, from which every case's seed follows (default 1)");
   app.add_option("--case", replay, "replay the one case of this seed (as a mismatch prints it)");
   app.add_option("--cases", max_cases, "stop after this many cases (default: the time alone)")
       ->check(CLI::NonNegativeNumber);

@@ -186,7 +186,8 @@ void add_specials(dice& d, soak_case& c) {
     const int64_t page = d.between(0, w.num_pages - 1);
     for (int64_t i = 0; i < tokens; ++i) {
       // One page whole, or tokens of pages anywhere (used pages or not).
-      uint8_t* at = w.kv_cache.data() + (whole ? page : d.between(0, w.num_pages - 1)) * w.page_stride;
+      uint8_t* at =
+          w.kv_cache.data() + (whole ? page : d.between(0, w.num_pages - 1)) * w.page_stride;
       const int token = static_cast<int>(whole ? i : d.between(0, bs - 1));
       layout::dispatch(w.spec.layout, [&](auto L) {
         layout::read_token<decltype(L)>(at, shape, token, values.data(), scales.data());
@@ -216,12 +217,19 @@ void draw_pool(dice& d, soak_case& c) {
     for (int i = 0; i < c.pool_blocks; ++i) {
       const uint64_t roll = d.below(100);
       int64_t id;
-      if (roll < 55 && live > 0) id = d.between(0, live - 1);
-      else if (roll < 65 && i > 0) id = row[d.below(i)];
-      else if (roll < 75) id = -1;
-      else if (roll < 80) id = d.pick({-2, -77, int32_min});
-      else if (roll < 95) id = live + d.between(0, 50);
-      else id = d.pick<int64_t>({int32_max, int32_max / c.pool_block_size + 1, int64_t{1} << 30});
+      if (roll < 55 && live > 0)
+        id = d.between(0, live - 1);
+      else if (roll < 65 && i > 0)
+        id = row[d.below(i)];
+      else if (roll < 75)
+        id = -1;
+      else if (roll < 80)
+        id = d.pick({-2, -77, int32_min});
+      else if (roll < 95)
+        id = live + d.between(0, 50);
+      else
+        id = d.pick<int64_t>(
+            {int32_max, int64_t{int32_max} / c.pool_block_size + 1, int64_t{1} << 30});
       row[i] = static_cast<int32_t>(std::clamp<int64_t>(id, int32_min, int32_max));
     }
   }
@@ -240,7 +248,8 @@ void corrupt(dice& d, soak_case& c) {
   const int64_t stride = w.max_blocks, pages = w.num_pages;
   // A second corruption sees the first: requests are looked at only while query_start_loc holds.
   bool starts_hold = w.query_start_loc[0] == 0 && w.query_start_loc[r_count] == w.num_tokens;
-  for (int r = 0; r < r_count; ++r) starts_hold = starts_hold && w.query_start_loc[r + 1] >= w.query_start_loc[r];
+  for (int r = 0; r < r_count; ++r)
+    starts_hold = starts_hold && w.query_start_loc[r + 1] >= w.query_start_loc[r];
   std::vector<int> with_tokens, without_tokens;
   std::vector<int64_t> needed(r_count, 0);  // columns the request's rows need, at most the stride
   for (int r = 0; r < r_count && starts_hold; ++r) {
@@ -265,8 +274,8 @@ void corrupt(dice& d, soak_case& c) {
       const int64_t col = d.between(0, needed[r] - 1);
       const int64_t id = d.pick<int64_t>({-1, -3, pages, pages + 5, int32_max, int32_min});
       cell(r, col) = static_cast<int32_t>(id);
-      say("block_table[" + std::to_string(r) + "][" + std::to_string(col) + "] = " +
-          std::to_string(id) + " (a page the request's rows read)");
+      say("block_table[" + std::to_string(r) + "][" + std::to_string(col) +
+          "] = " + std::to_string(id) + " (a page the request's rows read)");
       break;
     }
     case 1: {  // a bad id where no row looks: no error, or a page id if every column is read
@@ -307,8 +316,8 @@ void corrupt(dice& d, soak_case& c) {
       const int r = with_tokens[d.below(with_tokens.size())];
       const int64_t n = w.query_start_loc[r + 1] - w.query_start_loc[r];
       const int64_t past = (w.max_model_len + d.between(1, 3)) * c_ratio + n - 1;
-      w.seq_lens[r] = static_cast<int32_t>(
-          d.percent(25) ? int32_max : std::min<int64_t>(past, int32_max));
+      w.seq_lens[r] =
+          static_cast<int32_t>(d.percent(25) ? int32_max : std::min<int64_t>(past, int32_max));
       say("seq_lens[" + std::to_string(r) + "] = " + std::to_string(w.seq_lens[r]) +
           ", past max_model_len " + std::to_string(w.max_model_len));
       break;
@@ -360,9 +369,12 @@ const char* space_name(index_space s) {
 }
 const char* keys_name(testing::key_pattern k) {
   switch (k) {
-    case testing::key_pattern::all_equal: return "all equal";
-    case testing::key_pattern::few_distinct: return "few distinct";
-    default: return "gaussian";
+    case testing::key_pattern::all_equal:
+      return "all equal";
+    case testing::key_pattern::few_distinct:
+      return "few distinct";
+    default:
+      return "gaussian";
   }
 }
 
@@ -384,8 +396,8 @@ soak_case draw_case(uint64_t seed, pairing p) {
   s.layout = d.percent(50) ? cache_layout::linear : cache_layout::mfma16;
   s.page_padding = d.pick({0, 0, 0, 16, 32, 64});
   s.extra_pages = static_cast<int>(d.between(0, 5));
-  s.topk = d.pick({1, 2, 3, 5, 8, 16, 31, 64, 100, 128, 255, 256, 500, 512, 1000, 1024, 2000,
-                   2047, 2048, 2049, 3000, 4095, 4096});
+  s.topk = d.pick({1,   2,   3,    5,    8,    16,   31,   64,   100,  128,  255, 256,
+                   500, 512, 1000, 1024, 2000, 2047, 2048, 2049, 3000, 4095, 4096});
   s.keys = d.percent(70)   ? testing::key_pattern::gaussian
            : d.percent(67) ? testing::key_pattern::few_distinct
                            : testing::key_pattern::all_equal;
@@ -405,9 +417,13 @@ soak_case draw_case(uint64_t seed, pairing p) {
   if (s.topk >= widest && widest > 1 && d.percent(60))
     s.topk = static_cast<int>(d.log_between(1, widest - 1));
   const uint64_t bound = d.below(100);
-  if (bound < 50) s.max_model_len = 0;  // the widest row: the newest tokens see exactly the bound
-  else if (bound < 85) s.max_model_len = widest + d.between(1, 1000);
-  else s.max_model_len = d.pick<int64_t>({int64_t{1} << 20, (int64_t{1} << 20) + 17, int64_t{3} << 20});
+  if (bound < 50)
+    s.max_model_len = 0;  // the widest row: the newest tokens see exactly the bound
+  else if (bound < 85)
+    s.max_model_len = widest + d.between(1, 1000);
+  else
+    s.max_model_len =
+        d.pick<int64_t>({int64_t{1} << 20, (int64_t{1} << 20) + 17, int64_t{3} << 20});
   s.query_lens = b.query_lens;
   s.seq_lens = b.seq_lens;
   c.w = testing::make_workload(s);
