@@ -3,7 +3,7 @@
 # GPU soak, the benchmarks and compute-sanitizer (memcheck, racecheck; synccheck over the wave64
 # exchange), in parts that each end well inside a 10-minute command.
 #
-#   tools/device-check.sh --list                          the parts, their steps and durations
+#   tools/device-check.sh --list                          the parts and their steps
 #   tools/device-check.sh --build BUILD [W64] --part P... here: configure where needed, build only
 #                                                         the targets the parts run
 #   tools/device-check.sh --stage DIR BUILD [W64] --part P...
@@ -44,7 +44,7 @@
 # packed into $OUT/device-check.tar.gz at the end. Exit status: 0 when every step passed, 1
 # otherwise, 2 on a bad command line.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)  # the source tree; BUILD, W64 and DIR are as given
 
 usage() {
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -72,14 +72,6 @@ topk_specs=(
   "\"gpu top-k cluster ties k 2048: *\""
   "\"gpu top-k cluster ties k 4096: *\""
 )
-# Expected seconds a part (H200, compute-sanitizer 2025.x); "?" where no run has measured it.
-declare -A expected=(
-  [tests]=? [examples]=? [soak]=520 [bench]=? [wave64]=?
-  [memcheck-1]=? [memcheck-2]=? [racecheck-1]=? [racecheck-2]=?
-  [memcheck-wave64-1]=? [memcheck-wave64-2]=? [racecheck-wave64-1]=? [racecheck-wave64-2]=?
-  [synccheck-wave64]=?
-)
-
 normal_parts=(tests examples soak bench memcheck-1 memcheck-2 racecheck-1 racecheck-2)
 wave64_parts=(wave64 memcheck-wave64-1 memcheck-wave64-2 racecheck-wave64-1 racecheck-wave64-2)
 for i in "${!topk_specs[@]}"; do
@@ -146,9 +138,9 @@ steps_of() {
 # Parts of a name: a part, or a group.
 expand() {
   case $1 in
-    all) echo "${normal_parts[@]} ${wave64_parts[@]}" ;;
-    normal) echo "${normal_parts[@]}" ;;
-    wave64-all) echo "${wave64_parts[@]}" ;;
+    all) printf '%s\n' "${normal_parts[@]}" "${wave64_parts[@]}" ;;
+    normal) printf '%s\n' "${normal_parts[@]}" ;;
+    wave64-all) printf '%s\n' "${wave64_parts[@]}" ;;
     sanitize) printf '%s\n' "${normal_parts[@]}" | grep -E '^(memcheck|racecheck)' ;;
     sanitize-wave64) printf '%s\n' "${wave64_parts[@]}" | grep -E 'check' ;;
     racecheck-topk) printf '%s\n' "${normal_parts[@]}" | grep '^racecheck-topk' ;;
@@ -166,20 +158,19 @@ target_of() {
 }
 
 list_parts() {
-  echo "part | expected s | steps (n: BUILD, w: W64; the argument is a Catch2 test spec or option)"
+  echo "parts and their steps (BUILD or W64, tool, binary, Catch2 test spec or option):"
   for p in "${normal_parts[@]}" "${wave64_parts[@]}"; do
-    local e=${expected[$p]:-?}
-    [[ $p == racecheck*topk* ]] && e=?
-    echo "$p | $e |"
+    echo "$p"
     steps_of "$p" | while IFS='|' read -r b tool bin arg flag; do
-      echo "    $b $tool $bin ${arg:+'$arg'} ${flag}"
+      [ "$b" = n ] && b=BUILD || b=W64
+      echo "    $b $tool $bin${arg:+ '$arg'}${flag:+ ($flag)}"
     done
   done
   echo "groups: all normal wave64-all sanitize sanitize-wave64 racecheck-topk racecheck-wave64-topk"
 }
 
 # ---- the command line -------------------------------------------------------------------------
-mode=run stage= budget=570 parts=() builds=()
+mode=run stage='' budget=570 parts=() builds=()
 while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) usage ;;
@@ -189,7 +180,10 @@ while [ $# -gt 0 ]; do
     --budget) budget=${2:?--budget needs seconds}; shift
       [[ $budget =~ ^[0-9]+$ ]] || die "--budget must be whole seconds, got '$budget'" ;;
     --part) [ $# -ge 2 ] || die "--part needs a name"
-      for name in ${2//,/ }; do parts+=($(expand "$name")) || exit 2; done
+      for name in ${2//,/ }; do
+        expanded=$(expand "$name") || exit 2
+        mapfile -t -O ${#parts[@]} parts <<< "$expanded"
+      done
       shift ;;
     --targets) mode=targets ;;
     -*) die "unknown option '$1'" ;;
@@ -240,7 +234,7 @@ if [ $mode = build ]; then
     local dir=$1 w64=$2
     shift 2
     if [ ! -f "$dir/CMakeCache.txt" ]; then
-      cmake -S . -B "$dir" -DMXI_BACKEND=cuda -DMXI_EMULATE_WAVE64="$w64" -DCMAKE_BUILD_TYPE=Release \
+      cmake -S "$root" -B "$dir" -DMXI_BACKEND=cuda -DMXI_EMULATE_WAVE64="$w64" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90a -DCMAKE_CUDA_COMPILER="$nvcc" "$@" || exit 1
     fi
     grep -q '^MXI_BACKEND:STRING=cuda$' "$dir/CMakeCache.txt" ||
@@ -271,12 +265,15 @@ if [ $mode = build ]; then
   fi
   [ -n "$stage" ] || exit 0
   # Staging: the files the steps run, under DIR/<name of the build>/, the same paths inside; an
-  # earlier staging of the same builds is replaced.
-  rm -rf "${stage:?}/$(basename "$normal_dir")"
-  [ -n "$w64_dir" ] && rm -rf "${stage:?}/$(basename "$w64_dir")"
+  # earlier staging of a build staged again is replaced.
+  [ -z "$w64_dir" ] || [ "$(basename "$normal_dir")" != "$(basename "$w64_dir")" ] ||
+    die "--stage needs BUILD and W64 of different names"
+  [ -n "$n_targets" ] && rm -rf "${stage:?}/$(basename "$normal_dir")"
+  [ -n "$w_targets" ] && rm -rf "${stage:?}/$(basename "$w64_dir")"
   mkdir -p "$stage" || exit 1
   copy() {  # build dir, relative path
-    local to="$stage/$(basename "$1")/$2"
+    local to
+    to="$stage/$(basename "$1")/$2"
     mkdir -p "$(dirname "$to")" && cp -p "$1/$2" "$to" || exit 1
   }
   for s in "${all_steps[@]}"; do
@@ -285,7 +282,10 @@ if [ $mode = build ]; then
     [ "$b" = w ] && dir=$w64_dir
     case $tool in
       torch) continue ;;
-      bench) for lib in "$dir"/bench/*.so*; do copy "$dir" "bench/$(basename "$lib")"; done ;;
+      bench)  # the shared libraries the build copied beside the benchmarks
+        for lib in "$dir"/bench/*.so*; do
+          [ -e "$lib" ] && copy "$dir" "bench/$(basename "$lib")"
+        done ;;
     esac
     copy "$dir" "$bin"
     [ "$bin" = tests/test_mxi_run ] && copy "$dir" tools/mxi-run && copy "$dir" tools/mxi-main-job
@@ -316,7 +316,6 @@ gpus=$(nvidia-smi -L | grep -c '^GPU')
 export LD_LIBRARY_PATH="$normal_dir/bench:${LD_LIBRARY_PATH:-}"
 start_all=$SECONDS
 declare -A part_steps part_passed part_skipped part_failed part_seconds
-summary=()
 
 # The last summary lines of a log: Catch2's and compute-sanitizer's.
 summary_of() {
@@ -339,7 +338,7 @@ run_step() {  # part build tool binary argument flag
   local cmd=()
   case $tool in
     run | bench | soak) cmd=("$dir/$bin") ;;
-    torch) cmd=(python3 "$bin") ;;
+    torch) cmd=(python3 "$root/$bin") ;;
     memcheck | racecheck | synccheck)
       cmd=(compute-sanitizer --tool "$tool" --error-exitcode 1 "$dir/$bin") ;;
   esac
@@ -412,7 +411,7 @@ done
 [ -n "$current" ] && part_seconds[$current]=$((SECONDS - part_start))
 
 status=0
-printf '\n==== summary (%s) ====\n' "$(git rev-parse --short HEAD 2> /dev/null || echo 'no git')"
+printf '\n==== summary (%s) ====\n' "$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo 'no git')"
 : > "$out/summary.txt"
 declare -A printed
 for s in "${all_steps[@]}"; do
