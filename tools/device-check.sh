@@ -26,8 +26,9 @@
 #   tests             the GPU suites: wave ops, logits, top-k, indexer, reliability
 #   examples          the kernel examples, test_mxi_run [gpu], mxi-main-job --size large
 #   soak              mxi-soak --backend gpu for MXI_SOAK_SECONDS (default 500)
-#   bench             the benchmarks (MXI_BENCHES, default bench_indexer bench_logits bench_topk)
-#                     and the PyTorch eager baseline where torch with CUDA is present
+#   bench-indexer     bench_indexer (its JSON beside the logs)
+#   bench-kernels     bench_logits, bench_topk, and the PyTorch eager baseline where torch with
+#                     CUDA is present
 #   memcheck-1, -2    memcheck over the suites and the top-k example
 #   racecheck-1, -2   racecheck over wave ops, reliability, indexer, the example; logits
 #   racecheck-topk-1 .. -9
@@ -72,7 +73,8 @@ topk_specs=(
   "\"gpu top-k cluster ties k 2048: *\""
   "\"gpu top-k cluster ties k 4096: *\""
 )
-normal_parts=(tests examples soak bench memcheck-1 memcheck-2 racecheck-1 racecheck-2)
+normal_parts=(tests examples soak bench-indexer bench-kernels memcheck-1 memcheck-2 racecheck-1
+              racecheck-2)
 wave64_parts=(wave64 memcheck-wave64-1 memcheck-wave64-2 racecheck-wave64-1 racecheck-wave64-2)
 for i in "${!topk_specs[@]}"; do
   normal_parts+=("racecheck-topk-$((i + 1))")
@@ -100,8 +102,10 @@ steps_of() {
       echo "n|run|tools/mxi-main-job|--size=large|"
       ;;
     soak) echo "n|soak|tools/mxi-soak|--seconds=${MXI_SOAK_SECONDS:-500}|" ;;
-    bench)
-      for x in ${MXI_BENCHES-bench_indexer bench_logits bench_topk}; do echo "n|bench|bench/$x||"; done
+    bench-indexer) echo "n|bench|bench/bench_indexer||" ;;
+    bench-kernels)
+      echo "n|bench|bench/bench_logits||"
+      echo "n|bench|bench/bench_topk||"
       echo "n|torch|bench/torch_baseline.py||skip-ok"
       ;;
     memcheck-1 | memcheck-wave64-1)
@@ -141,6 +145,7 @@ expand() {
     all) printf '%s\n' "${normal_parts[@]}" "${wave64_parts[@]}" ;;
     normal) printf '%s\n' "${normal_parts[@]}" ;;
     wave64-all) printf '%s\n' "${wave64_parts[@]}" ;;
+    bench) printf '%s\n' bench-indexer bench-kernels ;;
     sanitize) printf '%s\n' "${normal_parts[@]}" | grep -E '^(memcheck|racecheck)' ;;
     sanitize-wave64) printf '%s\n' "${wave64_parts[@]}" | grep -E 'check' ;;
     racecheck-topk) printf '%s\n' "${normal_parts[@]}" | grep '^racecheck-topk' ;;
@@ -166,7 +171,8 @@ list_parts() {
       echo "    $b $tool $bin${arg:+ '$arg'}${flag:+ ($flag)}"
     done
   done
-  echo "groups: all normal wave64-all sanitize sanitize-wave64 racecheck-topk racecheck-wave64-topk"
+  echo "groups: all normal wave64-all bench sanitize sanitize-wave64 racecheck-topk" \
+    "racecheck-wave64-topk"
 }
 
 # ---- the command line -------------------------------------------------------------------------
