@@ -61,7 +61,7 @@ size_class draw_class(dice& d, pairing p) {
   if (roll < 20) return {"tiny", 64, 8, 128, 2e7};
   if (roll < 60) return {"small", 2048, 16, 2048, 2e8};
   if (roll < 92) return {"medium", 16384, 64, 8192, 2e9};
-  return {"large", int64_t{1} << 18, 128, 16384, 2e10};
+  return {"large", int64_t{1} << 18, 512, 16384, 2e10};
 }
 
 /// Query tokens and sequence lengths of each request (uncompressed tokens).
@@ -112,6 +112,15 @@ int64_t sequence_seeing(dice& d, int64_t visible, int c) {
 batch draw_batch(dice& d, const size_class& size, int c) {
   batch b;
   const auto visible = [&] { return d.log_between(1, size.max_visible); };
+  if (size.max_requests >= 16 && d.percent(4)) {
+    // Past 128 requests the GPU checks a batch with smaller blocks, past 1024 with other kernels
+    // (device/row_info.hpp).
+    b.kind = "decode, many requests";
+    const int64_t next_n = d.between(1, 2);
+    for (int64_t r = d.between(129, 2048); r > 0; --r)
+      b.add(next_n, std::max(next_n, sequence_seeing(d, d.log_between(1, 256), c)));
+    return b;
+  }
   const uint64_t roll = d.below(100);
   if (roll < 2) {
     b.kind = "empty";
