@@ -11,6 +11,8 @@
 #                                                         (DIR/<name of BUILD>, DIR/<name of W64>):
 #                                                         one folder to take to the GPU machine
 #   tools/device-check.sh BUILD [W64] --part P...         on the GPU machine: run the parts
+#   tools/device-check.sh --targets --part P...           the CMake targets the parts need, a
+#                                                         line a build ("BUILD: ...", "W64: ...")
 #
 # BUILD is the CUDA build (configured by --build as
 #   cmake -S . -B BUILD -DMXI_BACKEND=cuda -DCMAKE_BUILD_TYPE=Release -DMXI_BUILD_BENCH=ON \
@@ -48,8 +50,8 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)  # the source tree; BUILD, W64 and DIR are as given
 
 usage() {
-  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
-  exit 2
+  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
 }
 die() { echo "device-check: $*" >&2; exit 2; }
 
