@@ -27,7 +27,8 @@
 # Parts (normal build unless named *-wave64; the sanitizers skip the [large] cases):
 #   tests             the GPU suites: wave ops, logits, top-k, indexer, reliability
 #   examples          the kernel examples, test_mxi_run [gpu], mxi-main-job --size large
-#   soak              mxi-soak --backend gpu for MXI_SOAK_SECONDS (default 500)
+#   soak              mxi-soak --backend gpu for MXI_SOAK_SECONDS (default 500) from seed
+#                     MXI_SOAK_SEED (default 1)
 #   bench-indexer     bench_indexer (its JSON beside the logs)
 #   bench-kernels     bench_logits, bench_topk, and the PyTorch eager baseline where torch with
 #                     CUDA is present
@@ -353,7 +354,7 @@ run_step() {  # part build tool binary argument flag
   case $tool in
     bench) cmd+=(--benchmark_out="$out/$part/$file.json" --benchmark_out_format=json) ;;
     torch) cmd+=(--json "$out/$part/torch_baseline.json") ;;
-    soak) cmd+=(--backend gpu) ;;
+    soak) cmd+=(--backend gpu --seed "${MXI_SOAK_SEED:-1}") ;;
   esac
   [ -n "$arg" ] && cmd+=("$arg")
   local left=0 verdict rc
