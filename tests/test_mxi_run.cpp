@@ -1,12 +1,14 @@
 // mxi-run end to end: cases written as NPY files from a generated workload, the built binary run
-// on them (its path comes from MXI_RUN_PATH), its outputs compared with the library called
-// directly; every kind of bad input exits 2 with one stderr line naming the culprit and leaves
-// nothing behind.
+// on them (its path comes from MXI_RUN_PATH, or the environment variable of that name where a
+// build was copied to another machine, as tools/device-check.sh does), its outputs compared with
+// the library called directly; every kind of bad input exits 2 with one stderr line naming the
+// culprit and leaves nothing behind.
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -67,8 +69,14 @@ outcome run_program(const std::string& program, const std::string& args,
   return o;
 }
 
+/// mxi-run: $MXI_RUN_PATH where set, else the binary this build made.
+std::string mxi_run_path() {
+  const char* set = std::getenv("MXI_RUN_PATH");
+  return set != nullptr && *set != '\0' ? set : MXI_RUN_PATH;
+}
+
 outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
-  return run_program(MXI_RUN_PATH, args, scratch_root);
+  return run_program(mxi_run_path(), args, scratch_root);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -456,11 +464,11 @@ TEST_CASE("a bad option value gets one printable line listing every accepted val
     std::string program, args, message;  ///< the whole of stderr expected
   };
   const std::vector<bad_option> cases = {
-      {MXI_RUN_PATH, "index case --out o --backend tpu",
+      {mxi_run_path(), "index case --out o --backend tpu",
        "mxi-run: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
-      {MXI_RUN_PATH, "quantize x.npy --out o --rule round",
+      {mxi_run_path(), "quantize x.npy --out o --rule round",
        "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
-      {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
+      {mxi_run_path(), "convert-cache case --to tiled --out o",
        "mxi-run: --to: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
       {main_job, "--layout tiled",
        "mxi-main-job: --layout: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
@@ -483,9 +491,9 @@ TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run
   scratch tmp;
   const std::string main_job = MXI_MAIN_JOB_PATH;
   const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
-      {std::string("'") + MXI_RUN_PATH + "' index --help", {"cpu", "gpu", "reference"}},
-      {std::string("'") + MXI_RUN_PATH + "' quantize --help", {"ceil", "floor"}},
-      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16", "aiter32", "aiter16"}},
+      {"'" + mxi_run_path() + "' index --help", {"cpu", "gpu", "reference"}},
+      {"'" + mxi_run_path() + "' quantize --help", {"ceil", "floor"}},
+      {"'" + mxi_run_path() + "' convert-cache --help", {"linear", "mfma16", "aiter32", "aiter16"}},
       {"'" + main_job + "' --help",
        {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16", "aiter32",
         "aiter16"}},
@@ -509,8 +517,8 @@ TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
     INFO("umask " << mask);
     const fs::path out = tmp.root / (std::string("out") + mask);
     const outcome o = run_program(
-        MXI_RUN_PATH, "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
-                          " --backend cpu",
+        mxi_run_path(), "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
+                            " --backend cpu",
         tmp.root, std::string("umask ") + mask + "; ");
     REQUIRE(o.status == 0);
     CHECK((fs::status(out).permissions() & fs::perms::all) == mode);
