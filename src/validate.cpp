@@ -66,11 +66,24 @@ void check_head_dim(rules& r, int dim, const std::string& name) {
 
 template <class Byte>
 void check_cache(rules& r, const basic_cache_view<Byte>& c) {
-  r.require(c.layout == cache_layout::linear || c.layout == cache_layout::mfma16, "cache.layout",
-            "must be linear or mfma16", static_cast<int>(c.layout));
+  r.require(c.layout == cache_layout::linear || c.layout == cache_layout::mfma16 ||
+                c.layout == cache_layout::aiter32 || c.layout == cache_layout::aiter16,
+            "cache.layout", "must be linear, mfma16, aiter32 or aiter16", static_cast<int>(c.layout));
   r.require(multiple_in(c.block_size, 16, 16, 1024), "cache.block_size",
             "must be a multiple of 16 in [16, 1024]", c.block_size);
   check_head_dim(r, c.head_dim, "cache.head_dim");
+  if (!r.ok()) return;
+  // The aiter orders fill whole runs of tokens and split each token's scales evenly over lanes.
+  layout::dispatch(c.layout, [&](auto l) {
+    using L = decltype(l);
+    const std::string with = std::string(" with layout ") + layout::name(c.layout);
+    r.require(c.block_size % L::block_size_multiple == 0, "cache.block_size",
+              ("must be a multiple of " + std::to_string(L::block_size_multiple) + with).c_str(),
+              c.block_size);
+    r.require(c.head_dim % L::head_dim_multiple == 0, "cache.head_dim",
+              ("must be a multiple of " + std::to_string(L::head_dim_multiple) + with).c_str(),
+              c.head_dim);
+  });
   r.require(c.num_pages >= 0, "cache.num_pages", "must be >= 0", c.num_pages);
   // A cache without pages is never addressed, so its stride is not checked (empty batches).
   if (!r.ok() || c.num_pages == 0) return;

@@ -411,12 +411,13 @@ TEST_CASE("GPU tile choice: a Hopper GPU runs sm90 when the build holds sm_90a, 
   CHECK(platform::last_error() == platform::success);  // the image probe leaves no error behind
 }
 
-TEST_CASE("GPU logits: decode next_n 1..4, both layouts, pages 16/64/256", "[gpu][logits]") {
+TEST_CASE("GPU logits: decode next_n 1..4, every layout, pages 16/64/256", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16})
       for (const int bs : {16, 64, 256})
         for (int next_n = 1; next_n <= 4; ++next_n) {
+          if (!layout::holds(layout, {bs, 128})) continue;  // aiter32: whole runs of 32
           testing::workload_spec s = testing::decode_spec(3, 700, next_n, 11 * bs + next_n);
           s.layout = layout;
           s.block_size = bs;
@@ -430,7 +431,7 @@ TEST_CASE("GPU logits: ragged prefill and compress ratios", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
     for (const int c : {1, 2, 4})
-      for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+      for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16}) {
         testing::workload_spec s = testing::prefill_spec({300, 1, 77, 530}, 5 + c);
         s.compress_ratio = c;
         s.layout = layout;
@@ -532,14 +533,15 @@ TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside
 
 TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logits][candidate]") {
   // Candidate blocks of 1 .. 16 tokens in pages of 16 and 64 (blocks that straddle pages, several
-  // a page, tokens out of page order in a tile), both layouts. Each valid column must be within
+  // a page, tokens out of page order in a tile), every layout. Each valid column must be within
   // the tolerance of the float64 truth and carry the bits the dense kernel gives its position
   // (the same key, the same row); columns past the valid prefix stay unwritten.
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16})
       for (const int bs : {16, 64})
         for (const int cbs : {1, 5, 8, 16}) {
+          if (!layout::holds(layout, {bs, 128})) continue;
           testing::workload_spec s = testing::decode_spec(3, 3000, 1, 21 + bs + cbs);
           s.layout = layout;
           s.block_size = bs;
@@ -893,8 +895,9 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
   std::vector<uint16_t> xb(drawn.size());
   for (size_t i = 0; i < drawn.size(); ++i) xb[i] = to_bf16(drawn[i]);
   for (const bool bf16 : {false, true}) {
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16}) {
       for (const int bs : {16, 48, 64}) {  // 48: the divider's non-power-of-two path
+        if (!layout::holds(layout, {bs, d})) continue;
         std::vector<float> x(drawn);  // what the writer sees: bf16 widens exactly
         if (bf16)
           for (size_t i = 0; i < x.size(); ++i) x[i] = from_bf16(xb[i]);

@@ -12,6 +12,9 @@ namespace mxi {
 enum class cache_layout : uint8_t {
   linear,  ///< [BS tokens][D/2 values] then [BS tokens][D/32 scales] (vLLM, DeepGEMM)
   mfma16,  ///< per group of 16 tokens: [D/32 chunks][16 tokens][16 B] then [16 tokens][D/32]
+  aiter32,  ///< runs of 32 tokens' values [D/32 chunks][32 tokens][16 B]; then every run's scales,
+            ///< [2][32 tokens][D/64] (vLLM on ROCm, aiter's paged MXFP4 order)
+  aiter16,  ///< the same with runs of 16 tokens and scales [4][16 tokens][D/128]
 };
 
 /// The element type of raw (unquantized) K or Q rows.

@@ -408,6 +408,11 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   if (e == platform::success) e = arch::select_target(device, &target);
   if (e != platform::success) return e;
   if (force) target = *force;
+  // The sm90 kernel stages page tiles, which the aiter orders have none of (a key's scales are
+  // not one word: arch::has_page_tile); their keys take the generic scorer's tiles there.
+  if (target == arch::target::sm90 &&
+      !layout::dispatch(a.layout, [](auto l) { return arch::has_page_tile<decltype(l)>; }))
+    target = arch::target::generic;
   const int group =
       rows_per_group(rows, a.num_requests, KeyMap::candidate, logits_tuned(target), a.num_heads);
   return layout::dispatch(a.layout, [&](auto layout_policy) {
@@ -416,7 +421,7 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
     if (target == arch::target::gfx950)
       return launch_logits_heads<L, arch::gfx950_policy>(a, map, group, ws, stream);
 #else
-    if (target == arch::target::sm90) {
+    if constexpr (arch::has_page_tile<L>) if (target == arch::target::sm90) {
       KeyMap keys = map;
       bool beside = a.plan_beside_prior;
       if constexpr (KeyMap::candidate) {  // the keys' slots: given, or resolved first
