@@ -201,12 +201,14 @@ TEST_CASE("every rule of float queries (queries.q) names the argument, on both e
         {"queries.weights", [](X& a) { a.queries.weights = nullptr; }},
     };
   };
+  using A = indexer_args;
+  using B = candidate_indexer_args;
   for (backend b : host_backends) {
-    expect_rejected(valid, rules_of(indexer_args{}), [&](const indexer_args& a) { return run_indexer(a, on(b)); });
-    expect_rejected(valid_b, rules_of(candidate_indexer_args{}),
-                    [&](const candidate_indexer_args& a) { return run_candidate_indexer(a, on(b)); });
+    expect_rejected(valid, rules_of(A{}), [&](const A& a) { return run_indexer(a, on(b)); });
+    expect_rejected(valid_b, rules_of(B{}),
+                    [&](const B& a) { return run_candidate_indexer(a, on(b)); });
   }
-  expect_rejected(valid, rules_of(indexer_args{}), [](const indexer_args& a) { return validate(a); });
+  expect_rejected(valid, rules_of(A{}), [](const A& a) { return validate(a); });
   size_t bytes = 1;
   CHECK(workspace_bytes(valid, backend::cpu, bytes).ok());
   CHECK(bytes == 0);

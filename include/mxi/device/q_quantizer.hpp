@@ -53,8 +53,9 @@ MXI_HOST_DEVICE int64_t q_blocks(const q_quantize_problem& p) {
 MXI_DEVICE void quantize_q_share(const q_quantize_problem& p, int64_t index, int threads) {
   const int groups = threads / quantize_q_lanes;
   const int tid = static_cast<int>(threadIdx.x);
-  block::quantize_blocks<quantize_q_lanes, 1>(p.q, q_blocks(p), index * groups + tid / quantize_q_lanes,
-                                              groups, tid % quantize_q_lanes, p.rule,
+  block::quantize_blocks<quantize_q_lanes, 1>(p.q, q_blocks(p),
+                                              index * groups + tid / quantize_q_lanes, groups,
+                                              tid % quantize_q_lanes, p.rule,
                                               q_blocks_destination{p});
 }
 
@@ -72,7 +73,8 @@ struct q_quantize_job {
 
   /// Thread blocks of `threads` that cover the queries.
   int64_t blocks(int threads) const {
-    return p.num_rows == 0 ? 0 : detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), threads, 1);
+    if (p.num_rows == 0) return 0;
+    return detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), threads, 1);
   }
   /// Every thread of the block calls it, after the kernel waited for the one before it.
   MXI_DEVICE void run(int64_t index) const {
@@ -84,8 +86,9 @@ inline platform::error_t launch_quantize_q(const q_quantize_problem& p, platform
   if (p.num_rows == 0) return platform::success;
   return detail::with_quantize_threads([&](auto threads) {
     constexpr int n = decltype(threads)::value;
-    detail::quantize_q_kernel<n>
-        <<<detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), n, 1), n, 0, stream>>>(p);
+    const unsigned grid =
+        detail::quantize_grid<detail::quantize_q_lanes>(detail::q_blocks(p), n, 1);
+    detail::quantize_q_kernel<n><<<grid, n, 0, stream>>>(p);
     return platform::last_error();
   });
 }

@@ -346,8 +346,9 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
   if (e == platform::success && p.num_tokens > 0) {
     const auto blocks =
         static_cast<unsigned>((p.num_tokens + threads - 1) / threads + job.blocks(threads));
-    e = platform::launch(&detail::compute_rows<Job>, {dim3(blocks), threads, 0, 1, /*chained=*/true},
-                         stream, p, static_cast<const int32_t*>(first_bad), rows, error_word, job);
+    e = platform::launch(&detail::compute_rows<Job>,
+                         {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
+                         static_cast<const int32_t*>(first_bad), rows, error_word, job);
   }
   return e;
 }
