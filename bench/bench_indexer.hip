@@ -1,6 +1,6 @@
 // The public entry points end to end, as an engine calls them: run_indexer (top-k only, with
-// logits, with candidate publishing), run_candidate_indexer, write_k_cache and quantize_q, on the
-// shapes of docs/performance.md, with the max_model_len an engine configures.
+// logits, with candidate publishing, from bf16 queries), run_candidate_indexer, write_k_cache and
+// quantize_q, on the shapes of docs/performance.md, with the max_model_len an engine configures.
 //
 // Timing: GPU events around one public call, L2 flushed before each (by reading 256 MiB, or with
 // a 256 MiB memset when the `memset` argument is 1: the peers' figures use that one, and the dirty
@@ -207,6 +207,58 @@ void decode(benchmark::State& state) {
   state.counters["x_floor"] = t / floor;
   state.counters["K_GB/s"] = c.k_bytes() / t * 1e-9;
   state.counters["TFLOP/s"] = static_cast<double>(c.scored) * 2 * 64 * 128 / t * 1e-12;
+  state.counters["workspace_MiB"] = static_cast<double>(b.workspace.bytes()) / (1 << 20);
+}
+
+/// How an engine's step hands its queries to run_indexer (decode_step's `q`).
+enum class queries_in : int {
+  mxfp4 = 0,            ///< already quantized (quantize_q ran earlier, untimed): the call alone
+  bf16 = 1,             ///< bf16 into the call, quantized in its first kernel
+  bf16_quantize_q = 2,  ///< bf16 through quantize_q, then the call: two calls
+};
+
+/// An engine's decode step from bf16 queries (N(0, 1)) to top-k, each way `queries_in` names, all
+/// three scoring the same quantized queries. Args: batch, context, q (queries_in). next_n 1,
+/// k 2048, max_model_len 1M, read flush.
+void decode_step(benchmark::State& state) {
+  if (!testing::gpu_present()) return state.SkipWithError("no GPU");
+  const int batch = static_cast<int>(state.range(0)), context = static_cast<int>(state.range(1));
+  const auto how = static_cast<queries_in>(state.range(2));
+  device_case& c = decode_case(batch, context, 1);
+  indexer_args a = c.args;
+  a.max_model_len = int64_t{1} << 20;
+  const size_t elems = static_cast<size_t>(a.queries.num_tokens) * a.queries.num_heads * 128;
+  std::vector<uint16_t> host(elems);
+  std::mt19937 rng(6);
+  std::normal_distribution<float> nd;
+  for (uint16_t& x : host) x = static_cast<uint16_t>(bit_cast<uint32_t>(nd(rng)) >> 16);
+  const device_buffer<uint16_t> q(host);
+  device_buffer<uint8_t> values(elems / 2), scales(elems / 32);
+  q_quantize_args quantize;
+  quantize.q = q.data();
+  quantize.q_type = float_type::bf16;
+  quantize.num_tokens = a.queries.num_tokens;
+  quantize.num_heads = a.queries.num_heads;
+  quantize.values = values.data();
+  quantize.scales = scales.data();
+  execution plain;
+  plain.where = backend::gpu;
+  check(quantize_q(quantize, plain));
+  a.queries.values = values.data();
+  a.queries.scales = scales.data();
+  if (how == queries_in::bf16) {
+    a.queries.values = a.queries.scales = nullptr;
+    a.queries.q = q.data();
+    a.queries.q_type = float_type::bf16;
+  }
+  call_buffers b;
+  prepare(a, b, 2048);
+  const execution e = exec_of(b);
+  const double t = median_time(false, 20, [&] {
+    if (how == queries_in::bf16_quantize_q) check(quantize_q(quantize, e));
+    check(run_indexer(a, e));
+  });
+  for (auto _ : state) state.SetIterationTime(t);
   state.counters["workspace_MiB"] = static_cast<double>(b.workspace.bytes()) / (1 << 20);
 }
 
@@ -432,6 +484,15 @@ void decode_args(benchmark::internal::Benchmark* b) {
 BENCHMARK(copy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK(launch)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK(decode)->Apply(decode_args);
+// The three ways to the same step side by side: decode_step/.../q:1 against q:0 is what quantizing
+// inside the call costs, against q:2 what it saves.
+BENCHMARK(decode_step)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (int batch : {1, 8, 64})
+        for (int q : {0, 1, 2}) b->Args({batch, 32768, q});
+    })
+    ->ArgNames({"batch", "ctx", "q"})
+    ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK(candidate)
     ->Args({16, 131072, 2048, 0})
     ->ArgNames({"batch", "ctx", "ncb", "memset"})

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "cpu/float_queries.hpp"
 
 namespace mxi {
 namespace {
@@ -66,14 +67,25 @@ std::string describe_device_errors(uint32_t word) {
   return out;
 }
 
+// Float queries: the CPU backends quantize them on the host first, the GPU backend inside its
+// first kernel.
 status run_indexer(const indexer_args& args, const execution& exec) {
-  return dispatch(args, exec, detail::reference::run_indexer, detail::cpu::run_indexer,
-                  detail::gpu::run_indexer);
+  using detail::with_host_quantized_queries;
+  return dispatch(
+      args, exec,
+      with_host_quantized_queries(detail::reference::run_indexer, detail::reference::quantize_q),
+      with_host_quantized_queries(detail::cpu::run_indexer, detail::cpu::quantize_q),
+      detail::gpu::run_indexer);
 }
 
 status run_candidate_indexer(const candidate_indexer_args& args, const execution& exec) {
-  return dispatch(args, exec, detail::reference::run_candidate_indexer,
-                  detail::cpu::run_candidate_indexer, detail::gpu::run_candidate_indexer);
+  using detail::with_host_quantized_queries;
+  return dispatch(args, exec,
+                  with_host_quantized_queries(detail::reference::run_candidate_indexer,
+                                              detail::reference::quantize_q),
+                  with_host_quantized_queries(detail::cpu::run_candidate_indexer,
+                                              detail::cpu::quantize_q),
+                  detail::gpu::run_candidate_indexer);
 }
 
 status write_k_cache(const k_cache_write_args& args, const execution& exec) {

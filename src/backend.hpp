@@ -1,5 +1,7 @@
 // The internal seam between the host API (api.cpp: checks, then dispatch) and the backends. Each
-// backend implements the same four calls on arguments that already passed check_arguments().
+// backend implements the same four calls on arguments that already passed check_arguments(). Float
+// queries (query_view::q) reach the CPU backends' entry points already quantized into MXFP4
+// (api.cpp, cpu/float_queries.hpp); the GPU backend quantizes them in its own first kernel.
 #pragma once
 
 #include "mxi/mxi.hpp"

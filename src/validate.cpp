@@ -29,6 +29,13 @@ class rules {
                       name + " must not be null" + (when.empty() ? "" : " " + when) + ", got null");
     return *this;
   }
+  /// Records "<name> must be null <when>, got a pointer" when `p` is set where it must not be.
+  rules& null(const void* p, bool required, const std::string& name, const std::string& when) {
+    if (required && p != nullptr && first_.ok())
+      first_ = status(status_code::invalid_argument,
+                      name + " must be null " + when + ", got a pointer");
+    return *this;
+  }
   /// Records an overflow of a * b (both >= 0) in int64, naming the product and its factors.
   rules& product_fits(int64_t a, int64_t b, const std::string& what) {
     int64_t out;
@@ -59,11 +66,24 @@ void check_head_dim(rules& r, int dim, const std::string& name) {
 
 template <class Byte>
 void check_cache(rules& r, const basic_cache_view<Byte>& c) {
-  r.require(c.layout == cache_layout::linear || c.layout == cache_layout::mfma16, "cache.layout",
-            "must be linear or mfma16", static_cast<int>(c.layout));
+  r.require(c.layout == cache_layout::linear || c.layout == cache_layout::mfma16 ||
+                c.layout == cache_layout::aiter32 || c.layout == cache_layout::aiter16,
+            "cache.layout", "must be linear, mfma16, aiter32 or aiter16", static_cast<int>(c.layout));
   r.require(multiple_in(c.block_size, 16, 16, 1024), "cache.block_size",
             "must be a multiple of 16 in [16, 1024]", c.block_size);
   check_head_dim(r, c.head_dim, "cache.head_dim");
+  if (!r.ok()) return;
+  // The aiter orders fill whole runs of tokens and split each token's scales evenly over lanes.
+  layout::dispatch(c.layout, [&](auto l) {
+    using L = decltype(l);
+    const std::string with = std::string(" with layout ") + layout::name(c.layout);
+    r.require(c.block_size % L::block_size_multiple == 0, "cache.block_size",
+              ("must be a multiple of " + std::to_string(L::block_size_multiple) + with).c_str(),
+              c.block_size);
+    r.require(c.head_dim % L::head_dim_multiple == 0, "cache.head_dim",
+              ("must be a multiple of " + std::to_string(L::head_dim_multiple) + with).c_str(),
+              c.head_dim);
+  });
   r.require(c.num_pages >= 0, "cache.num_pages", "must be >= 0", c.num_pages);
   // A cache without pages is never addressed, so its stride is not checked (empty batches).
   if (!r.ok() || c.num_pages == 0) return;
@@ -82,18 +102,44 @@ void check_cache(rules& r, const basic_cache_view<Byte>& c) {
   r.product_fits(c.num_pages, c.block_size, "cache.num_pages * cache.block_size");
 }
 
+bool valid_float_type(float_type t) { return t == float_type::f32 || t == float_type::bf16; }
+bool valid_rule(format::scale_rule s) {
+  return s == format::scale_rule::ceil || s == format::scale_rule::floor;
+}
+
+/// A buffer of fp32 or bf16 elements starts on an element: every backend reads whole elements.
+void check_float_alignment(rules& r, const void* p, float_type type, const std::string& name) {
+  const int64_t bytes = type == float_type::f32 ? 4 : 2;
+  const int64_t off = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % bytes);
+  r.require(off == 0, name,
+            (type == float_type::f32 ? "must be 4-byte aligned (f32 elements); address mod 4"
+                                     : "must be 2-byte aligned (bf16 elements); address mod 2"),
+            off);
+}
+
 void check_queries(rules& r, const query_view& q, int cache_head_dim) {
   r.require(q.num_tokens >= 0, "queries.num_tokens", "must be >= 0", q.num_tokens);
   check_heads(r, q.num_heads, "queries.num_heads");
   check_head_dim(r, q.head_dim, "queries.head_dim");
   r.require(q.head_dim == cache_head_dim, "queries.head_dim",
             ("must equal cache.head_dim = " + std::to_string(cache_head_dim)).c_str(), q.head_dim);
+  r.require(valid_float_type(q.q_type), "queries.q_type", "must be f32 or bf16",
+            static_cast<int>(q.q_type));
+  r.require(valid_rule(q.rule), "queries.rule", "must be ceil or floor", static_cast<int>(q.rule));
   if (!r.ok()) return;
   const bool any = q.num_tokens > 0;
-  const char* when = "when queries.num_tokens > 0";
-  r.not_null(q.values, any, "queries.values", when);
-  r.not_null(q.scales, any, "queries.scales", when);
-  r.not_null(q.weights, any, "queries.weights", when);
+  // The queries come either quantized (values and scales) or in floating point (q), not both.
+  if (q.q != nullptr) {
+    const char* quantized_by_call = "when queries.q is set (the call quantizes q itself)";
+    r.null(q.values, any, "queries.values", quantized_by_call);
+    r.null(q.scales, any, "queries.scales", quantized_by_call);
+    if (any) check_float_alignment(r, q.q, q.q_type, "queries.q");
+  } else {
+    const char* quantized = "when queries.num_tokens > 0 and queries.q is null";
+    r.not_null(q.values, any, "queries.values", quantized);
+    r.not_null(q.scales, any, "queries.scales", quantized);
+  }
+  r.not_null(q.weights, any, "queries.weights", "when queries.num_tokens > 0");
   r.product_fits(q.num_tokens, int64_t{q.num_heads} * q.head_dim, "queries.num_tokens * H * D");
 }
 
@@ -159,11 +205,6 @@ void check_indexer_common(rules& r, const Args& a) {
   if (r.ok()) check_topk(r, a.topk, a.cache, a.queries.num_tokens);
 }
 
-bool valid_float_type(float_type t) { return t == float_type::f32 || t == float_type::bf16; }
-bool valid_rule(format::scale_rule s) {
-  return s == format::scale_rule::ceil || s == format::scale_rule::floor;
-}
-
 }  // namespace
 
 status check_arguments(const indexer_args& a) {
@@ -195,6 +236,7 @@ status check_arguments(const k_cache_write_args& a) {
   check_cache(r, a.cache);
   if (!r.ok()) return r.result();
   r.not_null(a.k, a.num_tokens > 0, "k", "when num_tokens > 0");
+  if (a.num_tokens > 0) check_float_alignment(r, a.k, a.k_type, "k");
   r.not_null(a.slot_mapping, a.num_tokens > 0, "slot_mapping", "when num_tokens > 0");
   r.product_fits(a.num_tokens, a.cache.head_dim, "num_tokens * cache.head_dim");
   return r.result();
@@ -211,6 +253,7 @@ status check_arguments(const q_quantize_args& a) {
   const bool any = a.num_tokens > 0;
   const char* when = "when num_tokens > 0";
   r.not_null(a.q, any, "q", when);
+  if (any) check_float_alignment(r, a.q, a.q_type, "q");
   r.not_null(a.values, any, "values", when);
   r.not_null(a.scales, any, "scales", when);
   r.product_fits(a.num_tokens, int64_t{a.num_heads} * a.head_dim, "num_tokens * num_heads * head_dim");

@@ -1,7 +1,8 @@
 // The GPU backend through the host API: the CPU cases on the GPU (same generators, same exact
 // checker), identical to the CPU where the contract fixes the answer (visible <= k rows, ties,
-// candidate pools, index spaces, broken rows), within tolerance elsewhere; then the large shapes,
-// determinism across batches and the device error bits. Without a GPU every case skips visibly.
+// candidate pools, index spaces, broken rows), within tolerance elsewhere; float queries bit for
+// bit as quantize_q then the call; then the large shapes, determinism across batches and the
+// device error bits. Without a GPU every case skips visibly.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -11,6 +12,7 @@
 #include "check.hpp"
 #include "device_buffer.hpp"
 #include "device_inputs.hpp"
+#include "float_queries.hpp"
 #include "host_run.hpp"
 #include "random_case.hpp"
 #include "skip.hpp"
@@ -134,6 +136,36 @@ host_workload only_request(const host_workload& w, int req) {
   return s;
 }
 
+/// Runs `a` on the GPU both ways, float queries `q` into the call, and quantize_q on the GPU then
+/// the call on its output, and checks that every output holds the same bits.
+template <class Args>
+void expect_same_bits_on_gpu(const Args& a, const float_queries& q) {
+  const device_buffer<uint8_t> dq(q.bytes);
+  const size_t elems = static_cast<size_t>(q.num_tokens) * q.num_heads * q.head_dim;
+  device_buffer<uint8_t> values(elems / 2), scales(elems / format::block_elems);
+  execution exec;
+  exec.where = backend::gpu;
+  REQUIRE(quantize_q(q.quantize_args(values.data(), scales.data(), dq.data()), exec).ok());
+  const std::vector<uint8_t> v = values.download(), sc = scales.download();
+  Args quantized = a;
+  quantized.queries.values = v.data();
+  quantized.queries.scales = sc.data();
+  const auto want = run_gpu(quantized);
+  const auto got = run_gpu(with_float_queries(a, q, q.bytes.data()));
+  REQUIRE(want.st.ok());
+  REQUIRE(got.st.message() == "");
+  CHECK(got.error_word == want.error_word);
+  CHECK(got.topk == want.topk);
+  CHECK(got.candidates == want.candidates);
+  CHECK(same_bits(got.logits, want.logits));
+}
+
+format::scale_rule rule_of(uint64_t seed) {
+  return seed % 2 ? format::scale_rule::floor : format::scale_rule::ceil;
+}
+
+float_type type_of(uint64_t seed) { return seed % 4 < 2 ? float_type::bf16 : float_type::f32; }
+
 }  // namespace
 
 TEST_CASE("gpu entry A agrees with the exact checker on random problems", "[gpu]") {
@@ -229,7 +261,11 @@ TEST_CASE("gpu: a call captured in a graph replays to the bits of a direct call"
   workload_spec s = decode_spec(4, 3000, 2, 41);
   s.topk = 256;
   const host_workload w = make_workload(s);
-  indexer_args a = w.indexer();
+  const float_queries q = draw_float_queries(w, float_type::bf16, format::scale_rule::ceil, 41);
+  // The MXFP4 queries, and float ones that the call quantizes in its first kernel.
+  const bool floats = GENERATE(false, true);
+  INFO("float queries " << floats);
+  indexer_args a = floats ? with_float_queries(w.indexer(), q, q.bytes.data()) : w.indexer();
   a.candidates.num_blocks = a.candidates.stride = 16;  // publishing too
   const host_result<indexer_args> direct = run_gpu(a);
   REQUIRE(direct.st.message() == "");
@@ -271,6 +307,66 @@ TEST_CASE("gpu: a call captured in a graph replays to the bits of a direct call"
   gpu_check(platform::graph_exec_destroy(replay), "graph exec destroy");
   gpu_check(platform::graph_destroy(graph), "graph destroy");
   gpu_check(platform::stream_destroy(stream), "stream destroy");
+}
+
+TEST_CASE("gpu float queries: entry A gives the bits of quantize_q, then the call",
+          "[gpu][float_queries]") {
+  REQUIRE_GPU();
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    const random_case c = draw_random_case(seed, case_scale::gpu);
+    const host_workload w = make_workload(c.spec);
+    indexer_args a = random_case_args(w, c);
+    if (seed % 3 == 0) a.logits.stride = w.max_model_len;  // logits on every third case at least
+    const float_queries q = draw_float_queries(w, type_of(seed), rule_of(seed), seed);
+    INFO("seed " << seed << " H " << c.spec.num_heads << " T " << w.num_tokens << " type "
+                 << int(q.type) << " rule " << int(q.rule));
+    expect_same_bits_on_gpu(a, q);
+  }
+}
+
+TEST_CASE("gpu float queries: entry B gives the bits of quantize_q, then the call",
+          "[gpu][float_queries][candidates]") {
+  REQUIRE_GPU();
+  for (uint64_t seed = 101; seed <= 116; ++seed) {
+    const random_case c = draw_random_case(seed, case_scale::gpu);
+    const host_workload w = make_workload(c.spec);
+    const random_pool pool = draw_random_pool(seed, w, case_scale::gpu);
+    const float_queries q = draw_float_queries(w, type_of(seed), rule_of(seed), seed);
+    INFO("seed " << seed << " type " << int(q.type) << " rule " << int(q.rule));
+    expect_same_bits_on_gpu(random_pool_args(w, c, pool), q);
+  }
+}
+
+TEST_CASE("gpu float queries: each row-check kernel quantizes them, and later chunks read them",
+          "[gpu][float_queries]") {
+  REQUIRE_GPU();
+  // The random cases' few requests take the row checks' one kernel in blocks of 1024 threads;
+  // 200 requests take it in blocks of 256, 1100 the two kernels (row_info.hpp); 512 rows at
+  // max_model_len 1M run as two chunks. k 16 below the rows' lengths, so that the top-k depends
+  // on every score.
+  struct shape {
+    int batch, context;
+    int64_t max_model_len;
+    bool logits;
+  };
+  const shape s = GENERATE(shape{200, 300, 0, true}, shape{1100, 100, 0, true},
+                           shape{512, 200, int64_t{1} << 20, false});
+  workload_spec spec = decode_spec(s.batch, s.context, 1, 71);
+  spec.topk = 16;
+  spec.max_model_len = s.max_model_len;
+  const host_workload w = make_workload(spec);
+  indexer_args a = w.indexer();
+  if (s.logits) a.logits.stride = w.max_model_len;
+  INFO("batch " << s.batch << " max_model_len " << w.max_model_len);
+  for (const float_type type : {float_type::f32, float_type::bf16}) {
+    const float_queries q = draw_float_queries(w, type, format::scale_rule::ceil, 72);
+    expect_same_bits_on_gpu(a, q);
+  }
+  const random_pool pool = draw_random_pool(73, w, case_scale::gpu);
+  random_case c;
+  c.spec = spec;
+  expect_same_bits_on_gpu(random_pool_args(w, c, pool),
+                          draw_float_queries(w, float_type::bf16, format::scale_rule::floor, 74));
 }
 
 TEST_CASE("gpu: a request gives the same bits alone and in a batch", "[gpu]") {
@@ -344,6 +440,29 @@ TEST_CASE("gpu workspace: a decode batch of 256 rows at max_model_len 1M is one 
       CHECK(bytes >= 256 * row_scores);
       CHECK(bytes < 256 * (row_scores + (size_t{1} << 20)));
     }
+}
+
+TEST_CASE("gpu workspace: float queries add their quantized copy, from the arguments alone",
+          "[gpu][float_queries]") {
+  // T x H x D/2 value bytes and T x H x D/32 scale bytes, each part 256-byte aligned; the
+  // pointers are never read.
+  const host_workload w = make_workload(decode_spec(37, 64, 3, 8));
+  const auto aligned = [](size_t n) { return (n + 255) / 256 * 256; };
+  const size_t t = static_cast<size_t>(w.num_tokens), h = 64;
+  const size_t copy = aligned(t * h * 64) + aligned(t * h * 4);
+  const float_queries q = draw_float_queries(w, float_type::bf16, format::scale_rule::ceil, 9);
+  indexer_args a = w.indexer();
+  a.topk.indices = reinterpret_cast<int32_t*>(16);
+  candidate_indexer_args b = w.candidate_indexer();
+  b.topk.indices = a.topk.indices;
+  b.candidates = {reinterpret_cast<const int32_t*>(16), 64, 64, 8};
+  size_t mxfp4 = 0, floats = 0;
+  REQUIRE(workspace_bytes(a, backend::gpu, mxfp4).ok());
+  REQUIRE(workspace_bytes(with_float_queries(a, q, q.bytes.data()), backend::gpu, floats).ok());
+  CHECK(floats == mxfp4 + copy);
+  REQUIRE(workspace_bytes(b, backend::gpu, mxfp4).ok());
+  REQUIRE(workspace_bytes(with_float_queries(b, q, q.bytes.data()), backend::gpu, floats).ok());
+  CHECK(floats == mxfp4 + copy);
 }
 
 TEST_CASE("gpu: arguments the GPU cannot take are refused by name", "[gpu]") {

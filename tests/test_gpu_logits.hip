@@ -411,12 +411,13 @@ TEST_CASE("GPU tile choice: a Hopper GPU runs sm90 when the build holds sm_90a, 
   CHECK(platform::last_error() == platform::success);  // the image probe leaves no error behind
 }
 
-TEST_CASE("GPU logits: decode next_n 1..4, both layouts, pages 16/64/256", "[gpu][logits]") {
+TEST_CASE("GPU logits: decode next_n 1..4, every layout, pages 16/64/256", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16})
       for (const int bs : {16, 64, 256})
         for (int next_n = 1; next_n <= 4; ++next_n) {
+          if (!layout::holds(layout, {bs, 128})) continue;  // aiter32: whole runs of 32
           testing::workload_spec s = testing::decode_spec(3, 700, next_n, 11 * bs + next_n);
           s.layout = layout;
           s.block_size = bs;
@@ -430,7 +431,7 @@ TEST_CASE("GPU logits: ragged prefill and compress ratios", "[gpu][logits]") {
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
     for (const int c : {1, 2, 4})
-      for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+      for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16}) {
         testing::workload_spec s = testing::prefill_spec({300, 1, 77, 530}, 5 + c);
         s.compress_ratio = c;
         s.layout = layout;
@@ -532,14 +533,15 @@ TEST_CASE("GPU logits: keys and rows outside the int8 fold mix with those inside
 
 TEST_CASE("GPU logits: candidate mode reads the listed blocks only", "[gpu][logits][candidate]") {
   // Candidate blocks of 1 .. 16 tokens in pages of 16 and 64 (blocks that straddle pages, several
-  // a page, tokens out of page order in a tile), both layouts. Each valid column must be within
+  // a page, tokens out of page order in a tile), every layout. Each valid column must be within
   // the tolerance of the float64 truth and carry the bits the dense kernel gives its position
   // (the same key, the same row); columns past the valid prefix stay unwritten.
   REQUIRE_GPU();
   for (const arch::target target : targets_here())
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16})
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16})
       for (const int bs : {16, 64})
         for (const int cbs : {1, 5, 8, 16}) {
+          if (!layout::holds(layout, {bs, 128})) continue;
           testing::workload_spec s = testing::decode_spec(3, 3000, 1, 21 + bs + cbs);
           s.layout = layout;
           s.block_size = bs;
@@ -750,6 +752,64 @@ TEST_CASE("GPU q quantizer is bit-exact with format::quantize_row", "[gpu][quant
     }
 }
 
+TEST_CASE("GPU row checks quantize a call's float queries as launch_quantize_q does, on each path",
+          "[gpu][quantize][rows]") {
+  REQUIRE_GPU();
+  // The side job's blocks follow the row blocks of check_and_compute_rows (blocks of 1024 or 256
+  // threads) or of compute_rows (the two-kernel path): the fusion limits, lowered, reach each.
+  const testing::host_workload w = testing::make_workload(testing::decode_spec(3, 200, 5, 81));
+  device_problem d(w);
+  const device::row_info_problem rows_problem = device::row_info_problem_of(
+      d.args.queries, d.args.cache, d.args.requests, d.args.compress_ratio, d.args.max_model_len);
+  d.compute_rows();
+  const std::vector<device::row_info> want_rows = d.rows.download();
+  const int64_t t = w.num_tokens, h = 64, dim = 128;
+  const std::vector<float> x = random_rows(static_cast<size_t>(t * h * dim), 6);
+  std::vector<uint16_t> xb(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xb[i] = to_bf16(x[i]);
+  struct path {
+    int fuse_up_to, wide_up_to;
+  };
+  const path at = GENERATE(path{device::fused_row_requests, device::wide_row_requests},
+                           path{device::fused_row_requests, 0}, path{0, 0});
+  const int offset = GENERATE(0, 1);
+  for (const bool bf16 : {false, true})
+    for (const auto rule : {format::scale_rule::ceil, format::scale_rule::floor}) {
+      INFO("fuse_up_to " << at.fuse_up_to << " wide_up_to " << at.wide_up_to << " offset "
+                         << offset << " bf16 " << bf16 << " rule " << int(rule));
+      device_buffer<float> dx = shifted(x, offset);
+      device_buffer<uint16_t> dxb = shifted(xb, offset);
+      device::q_quantize_problem p;
+      p.q = {bf16 ? static_cast<const void*>(dxb.data() + offset) : dx.data() + offset, bf16};
+      p.num_rows = t * h;
+      p.head_dim = static_cast<int>(dim);
+      p.rule = rule;
+      device_buffer<uint8_t> want_v(static_cast<size_t>(t * h * dim / 2)),
+          want_s(static_cast<size_t>(t * h * dim / 32));
+      device_buffer<uint8_t> got_v(want_v.size()), got_s(want_s.size());
+      got_v.fill_bytes(0xA5);
+      got_s.fill_bytes(0xA5);
+      p.values = want_v.data();
+      p.scales = want_s.data();
+      gpu_check(device::launch_quantize_q(p, nullptr), "quantize");
+      p.values = got_v.data();
+      p.scales = got_s.data();
+      d.rows.fill_bytes(0xA5);
+      gpu_check(device::launch_row_info(rows_problem, d.rows.data(), d.row_ws.data(),
+                                        d.error_word.data(), nullptr, at.fuse_up_to,
+                                        at.wide_up_to, device::q_quantize_job{p}),
+                "launch_row_info with the quantizer");
+      CHECK(got_v.download() == want_v.download());
+      CHECK(got_s.download() == want_s.download());
+      const std::vector<device::row_info> rows = d.rows.download();
+      for (int64_t r = 0; r < t; ++r) {
+        CHECK(rows[r].request == want_rows[r].request);
+        CHECK(rows[r].visible == want_rows[r].visible);
+      }
+    }
+  CHECK(d.error_word.download()[0] == 0u);
+}
+
 /// Blocks of 32 bf16 values holding every bf16 bit pattern at six scales: variant v of block b
 /// is patterns 32b .. 32b + 31 (one sign and exponent, a quarter of the mantissas), where for
 /// v > 0 element (b + 7v) % 32 is replaced by the block's largest magnitude times 2^v, so the
@@ -835,8 +895,9 @@ TEST_CASE("GPU k-cache writer is bit-exact, skips -1, flags bad slots", "[gpu][w
   std::vector<uint16_t> xb(drawn.size());
   for (size_t i = 0; i < drawn.size(); ++i) xb[i] = to_bf16(drawn[i]);
   for (const bool bf16 : {false, true}) {
-    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16}) {
+    for (const cache_layout layout : {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32, cache_layout::aiter16}) {
       for (const int bs : {16, 48, 64}) {  // 48: the divider's non-power-of-two path
+        if (!layout::holds(layout, {bs, d})) continue;
         std::vector<float> x(drawn);  // what the writer sees: bf16 widens exactly
         if (bf16)
           for (size_t i = 0; i < x.size(); ++i) x[i] = from_bf16(xb[i]);

@@ -412,26 +412,67 @@ TEST_CASE("gpu top-k: a row gives the same bits alone and in a batch", "[gpu][to
   }
 }
 
-TEST_CASE("gpu top-k clusters: every cluster size, every length class, k from 1 to 4096",
-          "[gpu][topk][cluster]") {
-  REQUIRE_GPU();
-  std::mt19937_64 rng(29);
-  for (int k : {1, 2, 37, 512, 2048, 4095, 4096}) {
-    score_rows in;
-    in.width = 20003;  // not a multiple of 4: rows start at every 4-byte alignment
-    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{k - 1 > 0 ? k - 1 : 0}, int64_t{k},
-                      int64_t{k + 1}, int64_t{k + 3}, int64_t{4095}, int64_t{4097}, int64_t{12345},
-                      int64_t{20003}})
-      in.add(normal_row(n, rng), static_cast<int32_t>(n));
-    in.add({}, -1);  // broken rows: all -1
-    in.add(normal_row(100, rng), -7);
-    INFO("k " << k);
-    check_clusters(in, k);
-  }
+// The cluster cases are one test case a k, so racecheck, which takes minutes a k, can run them in
+// parts by test name (tools/device-check.sh's topk_specs name every GPU case of this file).
+
+namespace {
+
+/// Every cluster size on rows of every length class around k.
+void check_cluster_lengths(int k) {
+  std::mt19937_64 rng(29 + k);
+  score_rows in;
+  in.width = 20003;  // not a multiple of 4: rows start at every 4-byte alignment
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{k - 1 > 0 ? k - 1 : 0}, int64_t{k},
+                    int64_t{k + 1}, int64_t{k + 3}, int64_t{4095}, int64_t{4097}, int64_t{12345},
+                    int64_t{20003}})
+    in.add(normal_row(n, rng), static_cast<int32_t>(n));
+  in.add({}, -1);  // broken rows: all -1
+  in.add(normal_row(100, rng), -7);
+  check_clusters(in, k);
 }
 
-TEST_CASE("gpu top-k clusters: all-equal rows, heavy ties, NaN and infinities", "[gpu][topk][cluster]") {
+}  // namespace
+
+TEST_CASE("gpu top-k clusters k 1: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
   REQUIRE_GPU();
+  check_cluster_lengths(1);
+}
+TEST_CASE("gpu top-k clusters k 2: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(2);
+}
+TEST_CASE("gpu top-k clusters k 37: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(37);
+}
+TEST_CASE("gpu top-k clusters k 512: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(512);
+}
+TEST_CASE("gpu top-k clusters k 2048: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(2048);
+}
+TEST_CASE("gpu top-k clusters k 4095: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(4095);
+}
+TEST_CASE("gpu top-k clusters k 4096: every cluster size, every length class",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_lengths(4096);
+}
+
+namespace {
+
+/// Every cluster size on rows of ties, NaN and infinities.
+void check_cluster_ties(int k) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   constexpr int64_t n = 40000;
@@ -458,10 +499,30 @@ TEST_CASE("gpu top-k clusters: all-equal rows, heavy ties, NaN and infinities", 
     in.add(special_row(n, rng, variant), static_cast<int32_t>(n - variant * 13));
   in.add(std::vector<float>(n, nan), n);  // only NaN: still k of them, smallest columns
   in.add(std::vector<float>(n, -inf), n / 2);
-  for (int k : {1, 100, 2048, 4096}) {
-    INFO("k " << k);
-    check_clusters(in, k);
-  }
+  check_clusters(in, k);
+}
+
+}  // namespace
+
+TEST_CASE("gpu top-k cluster ties k 1: all-equal rows, heavy ties, NaN and infinities",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_ties(1);
+}
+TEST_CASE("gpu top-k cluster ties k 100: all-equal rows, heavy ties, NaN and infinities",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_ties(100);
+}
+TEST_CASE("gpu top-k cluster ties k 2048: all-equal rows, heavy ties, NaN and infinities",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_ties(2048);
+}
+TEST_CASE("gpu top-k cluster ties k 4096: all-equal rows, heavy ties, NaN and infinities",
+          "[gpu][topk][cluster]") {
+  REQUIRE_GPU();
+  check_cluster_ties(4096);
 }
 
 TEST_CASE("gpu top-k clusters: width 1M with short rows, and rows streamed from global memory",

@@ -231,12 +231,18 @@ TEST_CASE("logits: the scores over 0 <= s < visible, -inf after when clean, unto
   }
 }
 
-TEST_CASE("both layouts and padded page strides give bitwise identical results") {
+TEST_CASE("every layout and padded page strides give bitwise identical results") {
   workload_spec s = small_shapes(decode_spec(2, 150, 2, 15));
   s.topk = 30;
+  s.block_size = 32;  // whole runs of aiter32
+  s.head_dim = 128;   // aiter16 splits a token's four scales over four lanes
   const host_workload linear = make_workload(s);
   s.layout = cache_layout::mfma16;
   const host_workload mfma = make_workload(s);
+  s.layout = cache_layout::aiter32;
+  const host_workload aiter32 = make_workload(s);
+  s.layout = cache_layout::aiter16;
+  const host_workload aiter16 = make_workload(s);
   // The same cache with 48 padding bytes a page, filled with NaN scale bytes.
   host_workload padded = linear;
   padded.page_stride = linear.page_stride + 48;
@@ -246,7 +252,8 @@ TEST_CASE("both layouts and padded page strides give bitwise identical results")
                 static_cast<size_t>(linear.page_stride));
   for (backend b : host_backends) {
     std::vector<host_result<indexer_args>> runs;
-    for (const host_workload* w : {&linear, &mfma, static_cast<const host_workload*>(&padded)}) {
+    for (const host_workload* w : {&linear, &mfma, &aiter32, &aiter16,
+                                   static_cast<const host_workload*>(&padded)}) {
       indexer_args a = w->indexer();
       a.logits.stride = w->max_model_len;
       a.candidates.num_blocks = 3;

@@ -1,6 +1,8 @@
-// Page addressing of both cache layouts (include/mxi/layout/) and the conversion between them.
+// Page addressing of the cache layouts (include/mxi/layout/) and the conversion between them.
+#include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -41,10 +43,11 @@ std::vector<int> hit_counts(layout::page_shape s) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("Layout addressing is a bijection onto a page's data bytes", "[layout]",
-                   layout::linear, layout::mfma16) {
+                   layout::linear, layout::mfma16, layout::aiter32, layout::aiter16) {
   for (int d : head_dims) {
     for (int bs : page_sizes()) {
       const layout::page_shape s{bs, d};
+      if (!layout::holds(TestType::kind, s)) continue;
       const std::vector<int> hits = hit_counts<TestType>(s);
       int64_t wrong = 0;
       for (int h : hits) wrong += h != 1;
@@ -82,6 +85,114 @@ TEST_CASE("mfma16 layout: lane l of a group reads token l%16 and chunk l/16 at b
                 base + 16 * s.value_bytes_per_token() + t * s.chunks() + c);
     }
   }
+}
+
+TEST_CASE("Which page shapes each layout holds", "[layout]") {
+  for (const cache_layout k : {cache_layout::linear, cache_layout::mfma16})
+    for (int d : head_dims)
+      for (int bs : page_sizes()) CHECK(layout::holds(k, {bs, d}));
+  CHECK(layout::holds(cache_layout::aiter32, {64, 64}));
+  CHECK_FALSE(layout::holds(cache_layout::aiter32, {48, 128}));  // half a run
+  CHECK_FALSE(layout::holds(cache_layout::aiter32, {64, 32}));   // one scale for two lanes
+  CHECK(layout::holds(cache_layout::aiter16, {48, 128}));
+  CHECK_FALSE(layout::holds(cache_layout::aiter16, {64, 64}));
+  CHECK(std::string(layout::name(cache_layout::aiter16)) == "aiter16");
+}
+
+// The order vLLM writes on ROCm for aiter (D = 128, page of 64): runs of 32 tokens, values
+// [4 chunks][32 tokens][16 B], then every run's scales [2 lanes][32 tokens][2].
+TEST_CASE("aiter32 layout: runs of 32, chunk-major values, scales by lane at the page's end",
+          "[layout]") {
+  const layout::page_shape s{64, 128};
+  using L = layout::aiter32;
+  CHECK(L::value_offset(s, 0, 0) == 0);
+  CHECK(L::value_offset(s, 1, 0) == 16);
+  CHECK(L::value_offset(s, 0, 1) == 32 * 16);
+  CHECK(L::value_offset(s, 31, 3) == (3 * 32 + 31) * 16);
+  CHECK(L::value_offset(s, 32, 0) == 32 * 64);  // run 1 after run 0's 2 KiB
+  CHECK(L::value_offset(s, 45, 2) == 32 * 64 + (2 * 32 + 13) * 16);
+  const int64_t scales = 64 * 64;
+  CHECK(L::scale_offset(s, 0, 0) == scales);
+  CHECK(L::scale_offset(s, 0, 2) == scales + 1);        // chunk 2: lane 0, second byte
+  CHECK(L::scale_offset(s, 0, 1) == scales + 32 * 2);   // chunk 1: lane 1
+  CHECK(L::scale_offset(s, 5, 3) == scales + 32 * 2 + 5 * 2 + 1);
+  CHECK(L::scale_offset(s, 33, 0) == scales + 32 * 4 + 2);  // run 1's scales after run 0's 128 B
+  CHECK(L::scale_offset(s, 63, 3) == s.data_bytes() - 1);
+}
+
+TEST_CASE("aiter16 layout: runs of 16, scales [4 lanes][16 tokens][D/128]", "[layout]") {
+  using L = layout::aiter16;
+  const layout::page_shape s{32, 128};
+  CHECK(L::value_offset(s, 17, 1) == 16 * 64 + (16 + 1) * 16);
+  const int64_t scales = 32 * 64;
+  for (int c = 0; c < 4; ++c) CHECK(L::scale_offset(s, 3, c) == scales + c * 16 + 3);
+  CHECK(L::scale_offset(s, 20, 2) == scales + 64 + 2 * 16 + 4);
+  const layout::page_shape wide{16, 256};  // two bytes a lane
+  CHECK(L::scale_offset(wide, 3, 5) == 16 * 128 + (1 * 16 + 3) * 2 + 1);
+}
+
+// copy_tokens of every layout (the sm90 dense tiles use linear's and mfma16's; the aiter orders
+// have no page tiles, but their runs copy the same way): each token of a run-aligned range lands
+// where the destination page addresses it, from where the source page does.
+TEMPLATE_TEST_CASE("copy_tokens moves whole runs to the same addresses", "[layout]", layout::linear,
+                   layout::mfma16, layout::aiter32, layout::aiter16) {
+  using L = TestType;
+  const int run = L::block_size_multiple;
+  for (const int bs : {run * 2, run * 4, 128}) {
+    const layout::page_shape src{bs, 128}, dst{64, 128};
+    for (int from = 0; from < bs; from += run)
+      for (int to = 0; to + run <= 64; to += run) {
+        const int count = std::min({bs - from, 64 - to, run + 1});
+        std::vector<int64_t> source(static_cast<size_t>(dst.data_bytes()), -1);
+        int misplaced = 0;
+        L::copy_tokens(dst, src, to, from, count, [&](int64_t at, int64_t off, int64_t bytes) {
+          misplaced += at % 16 != 0 || off % 16 != 0 || bytes % 16 != 0 ||
+                       at + bytes > dst.data_bytes() || off + bytes > src.data_bytes();
+          for (int64_t b = 0; b < bytes && at + b < dst.data_bytes(); ++b) source[at + b] = off + b;
+        });
+        int wrong = 0;
+        for (int t = 0; t < count; ++t)
+          for (int c = 0; c < 4; ++c) {
+            for (int b = 0; b < 16; ++b)
+              wrong += source[L::value_offset(dst, to + t, c) + b] != L::value_offset(src, from + t, c) + b;
+            wrong += source[L::scale_offset(dst, to + t, c)] != L::scale_offset(src, from + t, c);
+          }
+        INFO("BS " << bs << " from " << from << " to " << to);
+        CHECK(misplaced == 0);
+        CHECK(wrong == 0);
+      }
+  }
+}
+
+TEST_CASE("The key-tile loader's page tiles exist only where a key's scales are one word", "[layout]") {
+  STATIC_REQUIRE(mxi::arch::has_page_tile<layout::linear>);
+  STATIC_REQUIRE(mxi::arch::has_page_tile<layout::mfma16>);
+  STATIC_REQUIRE_FALSE(mxi::arch::has_page_tile<layout::aiter32>);
+  STATIC_REQUIRE_FALSE(mxi::arch::has_page_tile<layout::aiter16>);
+}
+
+TEST_CASE("Converting between any two layouts and back is the identity on every byte", "[layout]") {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const cache_layout all[] = {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32,
+                              cache_layout::aiter16};
+  for (int d : {64, 128, 256})
+    for (int bs : {32, 64, 96, 1024}) {
+      const layout::page_shape s{bs, d};
+      const int64_t pages = 2, stride = s.data_bytes() + 32;
+      std::vector<uint8_t> original(static_cast<size_t>(pages * stride));
+      for (uint8_t& b : original) b = static_cast<uint8_t>(byte(rng));
+      for (const cache_layout from : all)
+        for (const cache_layout to : all) {
+          if (from == to || !layout::holds(from, s) || !layout::holds(to, s)) continue;
+          std::vector<uint8_t> there(original.size()), back(original.size());
+          layout::convert_pages(original.data(), there.data(), pages, stride, s, from, to);
+          layout::convert_pages(there.data(), back.data(), pages, stride, s, to, from);
+          INFO("D " << d << " BS " << bs << " " << layout::name(from) << " -> " << layout::name(to));
+          CHECK(back == original);
+          CHECK(there != original);
+        }
+    }
 }
 
 TEST_CASE("Converting linear -> mfma16 -> linear is the identity on every byte", "[layout]") {

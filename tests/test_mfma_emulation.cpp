@@ -288,6 +288,13 @@ TEST_CASE("gfx950 tile matches float64 on the linear layout", "[gfx950][mfma]") 
   check_layout<mxi::layout::linear, 128>(6);
 }
 
+TEST_CASE("gfx950 tile matches float64 on the aiter orders (vLLM's ROCm cache)", "[gfx950][mfma]") {
+  check_layout<mxi::layout::aiter32, 64>(12);
+  check_layout<mxi::layout::aiter16, 128>(13);
+  check_fetch<mxi::layout::aiter32, 16>(14);
+  check_fetch<mxi::layout::aiter16, 64>(15);
+}
+
 TEST_CASE("gfx950 tile matches float64 through fetch_keys (row_scorer's source)",
           "[gfx950][mfma]") {
   check_fetch<mxi::layout::mfma16, 16>(9);

@@ -1,12 +1,14 @@
 // mxi-run end to end: cases written as NPY files from a generated workload, the built binary run
-// on them (its path comes from MXI_RUN_PATH), its outputs compared with the library called
-// directly; every kind of bad input exits 2 with one stderr line naming the culprit and leaves
-// nothing behind.
+// on them (its path comes from MXI_RUN_PATH, or the environment variable of that name where a
+// build was copied to another machine, as tools/device-check.sh does), its outputs compared with
+// the library called directly; every kind of bad input exits 2 with one stderr line naming the
+// culprit and leaves nothing behind.
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -67,8 +69,14 @@ outcome run_program(const std::string& program, const std::string& args,
   return o;
 }
 
+/// mxi-run: $MXI_RUN_PATH where set, else the binary this build made.
+std::string mxi_run_path() {
+  const char* set = std::getenv("MXI_RUN_PATH");
+  return set != nullptr && *set != '\0' ? set : MXI_RUN_PATH;
+}
+
 outcome mxi_run(const std::string& args, const fs::path& scratch_root) {
-  return run_program(MXI_RUN_PATH, args, scratch_root);
+  return run_program(mxi_run_path(), args, scratch_root);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -102,7 +110,7 @@ void write_case(const fs::path& dir, const mxi::testing::host_workload& w, const
       {"topk", std::to_string(s.topk)},
       {"compress_ratio", std::to_string(s.compress_ratio)},
       {"max_model_len", std::to_string(w.max_model_len)},
-      {"layout", s.layout == mxi::cache_layout::linear ? "\"linear\"" : "\"mfma16\""}};
+      {"layout", "\"" + std::string(mxi::layout::name(s.layout)) + "\""}};
   for (const auto& [k, v] : extra) keys[k] = v;
   std::ofstream json(dir / "problem.json");
   json << "{\n";
@@ -170,14 +178,14 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("mxi-run index matches the library called directly", "[mxi-run]") {
   scratch tmp;
-  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
+  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16, mxi::cache_layout::aiter32,
+                      mxi::cache_layout::aiter16}) {
     const auto w = small_workload(layout);
     const fs::path c = tmp.root / "case", out = tmp.root / "out";
     fs::remove_all(c);
     write_case(c, w, {});
     for (const char* backend : {"reference", "cpu"}) {
-      INFO("layout " << (layout == mxi::cache_layout::linear ? "linear" : "mfma16") << ", backend "
-                     << backend);
+      INFO("layout " << mxi::layout::name(layout) << ", backend " << backend);
       const outcome o = mxi_run(
           "index " + quoted(c) + " --out " + quoted(out) + " --backend " + backend, tmp.root);
       REQUIRE(o.status == 0);
@@ -293,6 +301,38 @@ TEST_CASE("mxi-run convert-cache round trips exactly and both layouts index alik
   }
   CHECK(read_npy(c / "out" / "topk_indices.npy").bytes ==
         read_npy(m / "out" / "topk_indices.npy").bytes);
+}
+
+TEST_CASE("mxi-run convert-cache writes the aiter orders and refuses pages they cannot hold",
+          "[mxi-run]") {
+  scratch tmp;
+  const auto w = small_workload(mxi::cache_layout::linear);  // BS 32, D 128
+  const fs::path c = tmp.root / "case";
+  write_case(c, w, {});
+  for (const char* to : {"aiter32", "aiter16"}) {
+    INFO(to);
+    const fs::path a = tmp.root / to, back = tmp.root / (std::string(to) + "-back");
+    REQUIRE(mxi_run("convert-cache " + quoted(c) + " --to " + to + " --out " + quoted(a), tmp.root)
+                .status == 0);
+    REQUIRE(mxi_run("convert-cache " + quoted(a) + " --to linear --out " + quoted(back), tmp.root)
+                .status == 0);
+    CHECK(read_values<uint8_t>(back / "kv_cache.npy", "uint8") ==
+          read_values<uint8_t>(c / "kv_cache.npy", "uint8"));
+    REQUIRE(mxi_run("index " + quoted(a) + " --out " + quoted(a / "out") + " --backend cpu", tmp.root)
+                .status == 0);
+    CHECK(read_values<int32_t>(a / "out" / "topk_indices.npy", "int32") ==
+          run_direct(w, mxi::backend::cpu).topk);
+  }
+  mxi::testing::workload_spec s = w.spec;
+  s.block_size = 16;  // half a run of aiter32
+  const fs::path small = tmp.root / "bs16";
+  write_case(small, mxi::testing::make_workload(s), {});
+  const outcome o =
+      mxi_run("convert-cache " + quoted(small) + " --to aiter32 --out " + quoted(tmp.root / "x"), tmp.root);
+  CHECK(o.status == 2);
+  CHECK(o.err.find("cache.block_size must be a multiple of 32 with layout aiter32, got 16") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.root / "x"));
 }
 
 TEST_CASE("mxi-run bad input exits 2 with one line naming it and writes nothing", "[mxi-run]") {
@@ -424,14 +464,14 @@ TEST_CASE("a bad option value gets one printable line listing every accepted val
     std::string program, args, message;  ///< the whole of stderr expected
   };
   const std::vector<bad_option> cases = {
-      {MXI_RUN_PATH, "index case --out o --backend tpu",
+      {mxi_run_path(), "index case --out o --backend tpu",
        "mxi-run: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
-      {MXI_RUN_PATH, "quantize x.npy --out o --rule round",
+      {mxi_run_path(), "quantize x.npy --out o --rule round",
        "mxi-run: --rule: must be one of ceil, floor, got 'round'\n"},
-      {MXI_RUN_PATH, "convert-cache case --to tiled --out o",
-       "mxi-run: --to: must be one of linear, mfma16, got 'tiled'\n"},
+      {mxi_run_path(), "convert-cache case --to tiled --out o",
+       "mxi-run: --to: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
       {main_job, "--layout tiled",
-       "mxi-main-job: --layout: must be one of linear, mfma16, got 'tiled'\n"},
+       "mxi-main-job: --layout: must be one of linear, mfma16, aiter32, aiter16, got 'tiled'\n"},
       {main_job, "--backend tpu",
        "mxi-main-job: --backend: must be one of cpu, gpu, reference, got 'tpu'\n"},
       {main_job, "--size huge",
@@ -451,11 +491,12 @@ TEST_CASE("--help is printable and lists every accepted option value", "[mxi-run
   scratch tmp;
   const std::string main_job = MXI_MAIN_JOB_PATH;
   const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
-      {std::string("'") + MXI_RUN_PATH + "' index --help", {"cpu", "gpu", "reference"}},
-      {std::string("'") + MXI_RUN_PATH + "' quantize --help", {"ceil", "floor"}},
-      {std::string("'") + MXI_RUN_PATH + "' convert-cache --help", {"linear", "mfma16"}},
+      {"'" + mxi_run_path() + "' index --help", {"cpu", "gpu", "reference"}},
+      {"'" + mxi_run_path() + "' quantize --help", {"ceil", "floor"}},
+      {"'" + mxi_run_path() + "' convert-cache --help", {"linear", "mfma16", "aiter32", "aiter16"}},
       {"'" + main_job + "' --help",
-       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16"}},
+       {"small", "default", "large", "cpu", "gpu", "reference", "linear", "mfma16", "aiter32",
+        "aiter16"}},
   };
   for (const auto& [command, values] : helps) {
     INFO(command);
@@ -476,8 +517,8 @@ TEST_CASE("mxi-run output directories follow the umask", "[mxi-run]") {
     INFO("umask " << mask);
     const fs::path out = tmp.root / (std::string("out") + mask);
     const outcome o = run_program(
-        MXI_RUN_PATH, "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
-                          " --backend cpu",
+        mxi_run_path(), "index " + quoted(tmp.root / "case") + " --out " + quoted(out) +
+                            " --backend cpu",
         tmp.root, std::string("umask ") + mask + "; ");
     REQUIRE(o.status == 0);
     CHECK((fs::status(out).permissions() & fs::perms::all) == mode);
@@ -563,7 +604,8 @@ TEST_CASE("mxi-run --backend gpu without a GPU backend exits 1", "[mxi-run]") {
 TEST_CASE("mxi-run --backend gpu agrees with the exact checker", "[mxi-run][gpu]") {
   if (!mxi::backend_available(mxi::backend::gpu)) MXI_SKIP("no GPU backend or device here");
   scratch tmp;
-  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16}) {
+  for (auto layout : {mxi::cache_layout::linear, mxi::cache_layout::mfma16, mxi::cache_layout::aiter32,
+                      mxi::cache_layout::aiter16}) {
     const auto w = small_workload(layout);
     const fs::path c = tmp.root / "case", out = tmp.root / "out";
     fs::remove_all(c);

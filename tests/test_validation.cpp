@@ -170,6 +170,75 @@ TEST_CASE("every argument rule of entry B names the argument") {
   expect_rejected(valid, rules, [](const B& a) { return validate(a); });
 }
 
+TEST_CASE("every rule of float queries (queries.q) names the argument, on both entry points") {
+  const host_workload w = make_workload(small(decode_spec(2, 100, 2, 34)));
+  std::vector<int32_t> topk(static_cast<size_t>(w.num_tokens * 16));
+  std::vector<int32_t> pool(static_cast<size_t>(w.num_tokens * 4), 0);
+  // fp32 queries, one element of room so that a pointer can sit off its element.
+  std::vector<float> q(static_cast<size_t>(w.num_tokens * 16 * 64) + 1);
+  const auto* at = reinterpret_cast<const uint8_t*>(q.data());
+  const auto floats = [&](auto& a) {
+    a.topk.indices = topk.data();
+    a.queries.values = a.queries.scales = nullptr;
+    a.queries.q = q.data();
+  };
+  indexer_args valid = w.indexer();
+  floats(valid);
+  candidate_indexer_args valid_b = w.candidate_indexer();
+  floats(valid_b);
+  valid_b.candidates.blocks = pool.data();
+  valid_b.candidates.num_blocks = valid_b.candidates.stride = 4;
+  const auto rules_of = [&](auto type_tag) {
+    using X = decltype(type_tag);
+    return std::vector<rule<X>>{
+        {"queries.values", [&](X& a) { a.queries.values = w.q_values.data(); }},  // both given
+        {"queries.scales", [&](X& a) { a.queries.scales = w.q_scales.data(); }},
+        {"queries.values", [](X& a) { a.queries.q = nullptr; }},  // neither
+        {"queries.q_type", [](X& a) { a.queries.q_type = static_cast<float_type>(2); }},
+        {"queries.rule", [](X& a) { a.queries.rule = static_cast<format::scale_rule>(2); }},
+        {"queries.q", [&](X& a) { a.queries.q = at + 2; }},
+        {"queries.q", [&](X& a) { a.queries.q = at + 1, a.queries.q_type = float_type::bf16; }},
+        {"queries.weights", [](X& a) { a.queries.weights = nullptr; }},
+    };
+  };
+  using A = indexer_args;
+  using B = candidate_indexer_args;
+  for (backend b : host_backends) {
+    expect_rejected(valid, rules_of(A{}), [&](const A& a) { return run_indexer(a, on(b)); });
+    expect_rejected(valid_b, rules_of(B{}),
+                    [&](const B& a) { return run_candidate_indexer(a, on(b)); });
+  }
+  expect_rejected(valid, rules_of(A{}), [](const A& a) { return validate(a); });
+  size_t bytes = 1;
+  CHECK(workspace_bytes(valid, backend::cpu, bytes).ok());
+  CHECK(bytes == 0);
+
+  // The messages say which of the two forms is wanted.
+  indexer_args both = valid;
+  both.queries.values = w.q_values.data();
+  CHECK(validate(both).message() ==
+        "queries.values must be null when queries.q is set (the call quantizes q itself), got a "
+        "pointer");
+  indexer_args neither = valid;
+  neither.queries.q = nullptr;
+  CHECK(validate(neither).message() ==
+        "queries.values must not be null when queries.num_tokens > 0 and queries.q is null, got "
+        "null");
+  indexer_args odd = valid;
+  odd.queries.q = at + 2;
+  CHECK(validate(odd).message() ==
+        "queries.q must be 4-byte aligned (f32 elements); address mod 4, got 2");
+  // bf16 queries need 2-byte alignment only; no tokens, nothing checked.
+  indexer_args bf16 = valid;
+  bf16.queries.q = at + 2;
+  bf16.queries.q_type = float_type::bf16;
+  CHECK(validate(bf16).ok());
+  indexer_args empty;
+  empty.queries.q = at + 1;
+  empty.queries.values = w.q_values.data();
+  CHECK(validate(empty).ok());
+}
+
 TEST_CASE("every argument rule of the writer and the quantizer names the argument") {
   std::vector<uint8_t> cache(4 * 16 * 40);
   std::vector<float> k(2 * 64);
@@ -187,6 +256,7 @@ TEST_CASE("every argument rule of the writer and the quantizer names the argumen
   expect_rejected(kw,
                   std::vector<rule<W>>{
                       {"k", [](W& a) { a.k = nullptr; }},
+                      {"k", [](W& a) { a.k = reinterpret_cast<const char*>(a.k) + 2; }},
                       {"slot_mapping", [](W& a) { a.slot_mapping = nullptr; }},
                       {"num_tokens", [](W& a) { a.num_tokens = -2; }},
                       {"k_type", [](W& a) { a.k_type = static_cast<float_type>(5); }},
@@ -210,6 +280,7 @@ TEST_CASE("every argument rule of the writer and the quantizer names the argumen
   expect_rejected(qq,
                   std::vector<rule<Q>>{
                       {"q", [](Q& a) { a.q = nullptr; }},
+                      {"q", [](Q& a) { a.q = reinterpret_cast<const char*>(a.q) + 1; }},
                       {"values", [](Q& a) { a.values = nullptr; }},
                       {"scales", [](Q& a) { a.scales = nullptr; }},
                       {"num_heads", [](Q& a) { a.num_heads = 20; }},

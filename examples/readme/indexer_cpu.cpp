@@ -1,5 +1,6 @@
 // The README's example on the threaded CPU backend: quantize a toy batch's keys into a paged
-// MXFP4 cache and its queries, run the indexer, check both error channels, print the rows.
+// MXFP4 cache, run the indexer on its float queries (the call quantizes them), check both error
+// channels, print the rows.
 #include <cstdio>
 #include <vector>
 
@@ -27,21 +28,10 @@ int main() {
   write.slot_mapping = b.slot_mapping.data();
   write.cache = {kv_cache.data(), toy::num_pages, toy::page_stride, toy::block_size, toy::head_dim,
                  mxi::cache_layout::linear};
+  if (!report(mxi::write_k_cache(write, host))) return 1;
 
   const int64_t num_tokens = b.num_tokens;
-  std::vector<uint8_t> q_values(num_tokens * toy::heads * toy::head_dim / 2);
-  std::vector<uint8_t> q_scales(num_tokens * toy::heads * toy::head_dim / 32);
-  mxi::q_quantize_args quantize;
-  quantize.q = b.queries.data();
-  quantize.num_tokens = num_tokens;
-  quantize.num_heads = toy::heads;
-  quantize.head_dim = toy::head_dim;
-  quantize.values = q_values.data();
-  quantize.scales = q_scales.data();
-  if (!report(mxi::write_k_cache(write, host)) || !report(mxi::quantize_q(quantize, host)))
-    return 1;
-
-  const float* weights = b.weights.data();
+  const float *queries = b.queries.data(), *weights = b.weights.data();
   const int32_t *query_start_loc = b.query_start_loc.data(), *seq_lens = b.seq_lens.data(),
                 *block_table = b.block_table.data();
   const int num_requests = b.num_requests;
@@ -52,8 +42,11 @@ int main() {
 
   // [readme]
   mxi::indexer_args args;
-  args.queries = {q_values.data(), q_scales.data(), weights, num_tokens, /*heads*/ 16,
-                  /*head_dim*/ 128};
+  args.queries.q = queries;  // [T][H][D] fp32, quantized by the call (q_type: f32 or bf16)
+  args.queries.weights = weights;
+  args.queries.num_tokens = num_tokens;
+  args.queries.num_heads = 16;
+  args.queries.head_dim = 128;
   args.cache = {kv_cache.data(), num_pages, page_stride, /*block_size*/ 64, /*head_dim*/ 128,
                 mxi::cache_layout::linear};
   args.requests = {query_start_loc, seq_lens, block_table, num_requests, block_table_stride};

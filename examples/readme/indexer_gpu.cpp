@@ -78,20 +78,15 @@ int main() {
   write.slot_mapping = gpu.copy(b.slot_mapping);
   write.cache = {kv_cache, toy::num_pages, toy::page_stride, toy::block_size, toy::head_dim,
                  mxi::cache_layout::linear};
-  mxi::q_quantize_args quantize;
-  quantize.q = gpu.copy(b.queries);
-  quantize.num_tokens = num_tokens;
-  quantize.num_heads = toy::heads;
-  quantize.head_dim = toy::head_dim;
-  quantize.values = gpu.alloc<uint8_t>(num_tokens * toy::heads * toy::head_dim / 2);
-  quantize.scales = gpu.alloc<uint8_t>(num_tokens * toy::heads * toy::head_dim / 32);
-  if (!report(mxi::write_k_cache(write, exec)) || !report(mxi::quantize_q(quantize, exec)))
-    return 1;
+  if (!report(mxi::write_k_cache(write, exec))) return 1;
 
   int32_t* topk = gpu.alloc<int32_t>(num_tokens * toy::k);
   mxi::indexer_args args;
-  args.queries = {quantize.values, quantize.scales, gpu.copy(b.weights), num_tokens, toy::heads,
-                  toy::head_dim};
+  args.queries.q = gpu.copy(b.queries);  // fp32, quantized inside the call's first kernel
+  args.queries.weights = gpu.copy(b.weights);
+  args.queries.num_tokens = num_tokens;
+  args.queries.num_heads = toy::heads;
+  args.queries.head_dim = toy::head_dim;
   args.cache = {kv_cache, toy::num_pages, toy::page_stride, toy::block_size, toy::head_dim,
                 mxi::cache_layout::linear};
   args.requests = {gpu.copy(b.query_start_loc), gpu.copy(b.seq_lens), gpu.copy(b.block_table),
@@ -99,7 +94,8 @@ int main() {
   args.max_model_len = toy::max_model_len;
   args.topk = {topk, toy::k, toy::k};
 
-  // The GPU backend allocates nothing: the caller hands it a workspace of the size it asks for.
+  // The GPU backend allocates nothing: the caller hands it a workspace of the size it asks for
+  // (with float queries, room for their quantized copy too).
   size_t bytes = 0;
   if (!report(mxi::workspace_bytes(args, mxi::backend::gpu, bytes))) return 1;
   exec.workspace = gpu.alloc<unsigned char>(bytes);

@@ -120,7 +120,9 @@ struct k_cache_write_args {
 
 status write_k_cache(const k_cache_write_args& args, const execution& exec);
 
-/// Quantizes Q ([T][H][D], fp32 or bf16) into MXFP4 values [T][H][D/2] and scales [T][H][D/32].
+/// Quantizes Q ([T][H][D], fp32 or bf16) into MXFP4 values [T][H][D/2] and scales [T][H][D/32],
+/// for engines that keep quantized queries; the entry points also take float queries
+/// (query_view::q) and quantize them the same way themselves.
 struct q_quantize_args {
   const void* q = nullptr;
   float_type q_type = float_type::f32;
@@ -145,8 +147,9 @@ status quantize_q(const q_quantize_args& args, const execution& exec);
 /// columns of W, 4 k more in score order, 4 W / cbs more when publishing), P each candidate
 /// column's page and token (entry B: 8 NCB x cbs; 0 for entry A), and C = T split evenly
 /// into the fewest chunks of at most 1.25 GiB; plus the logits plan (16 bytes a row of a chunk, 20
-/// a request) and, for entry B, the prepared pool (4 (NCB + 1) bytes a token); each part 256-byte
-/// aligned. It does not depend on the rows' lengths, which live on the device.
+/// a request), for entry B the prepared pool (4 (NCB + 1) bytes a token), and for float queries
+/// (queries.q) their quantized copy (T x H x (D/2 + D/32) bytes); each part 256-byte aligned. It
+/// does not depend on the rows' lengths, which live on the device.
 status workspace_bytes(const indexer_args& args, backend b, size_t& bytes);
 status workspace_bytes(const candidate_indexer_args& args, backend b, size_t& bytes);
 

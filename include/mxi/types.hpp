@@ -1,6 +1,7 @@
 // The plain types the host API and device code share: the cache layout's name, the input views,
-// the output's index space and order, the float type of raw rows, the device error bits. No
-// functions and no std::string, so any header may include it (docs/design.md, "Layers").
+// the output's index space and order, the float type of raw rows and their scale rule, the device
+// error bits. No functions and no std::string, so any header may include it (docs/design.md,
+// "Layers").
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,22 @@ namespace mxi {
 enum class cache_layout : uint8_t {
   linear,  ///< [BS tokens][D/2 values] then [BS tokens][D/32 scales] (vLLM, DeepGEMM)
   mfma16,  ///< per group of 16 tokens: [D/32 chunks][16 tokens][16 B] then [16 tokens][D/32]
+  aiter32,  ///< runs of 32 tokens' values [D/32 chunks][32 tokens][16 B]; then every run's scales,
+            ///< [2][32 tokens][D/64] (vLLM on ROCm, aiter's paged MXFP4 order)
+  aiter16,  ///< the same with runs of 16 tokens and scales [4][16 tokens][D/128]
 };
 
 /// The element type of raw (unquantized) K or Q rows.
 enum class float_type : uint8_t { f32, bf16 };
+
+namespace format {
+/// How a block's shared exponent is chosen when quantizing (the codec, format/mxfp4.hpp, applies
+/// it; it is declared here so that query_view can carry it).
+enum class scale_rule : uint8_t {
+  ceil,   ///< smallest e with amax <= 6 * 2^e (DeepSeek V4, vLLM); never saturates
+  floor,  ///< OCP: floor(log2 amax) - 2; elements above 6 after scaling saturate
+};
+}  // namespace format
 
 /// What the kernels found in device-resident inputs they cannot check cheaply on the host. Rows
 /// affected are written as all -1; the bits are OR-ed into `execution::error_word`.
@@ -40,15 +53,20 @@ struct basic_cache_view {
 using cache_view = basic_cache_view<const uint8_t>;
 using mutable_cache_view = basic_cache_view<uint8_t>;
 
-/// MXFP4 queries and their per-head weights, dense: values [T][H][D/2], scales [T][H][D/32]
-/// (E8M0), weights [T][H] fp32 (already holding the softmax and head scales).
+/// The queries and their per-head weights, dense: either MXFP4 values [T][H][D/2] and scales
+/// [T][H][D/32] (E8M0), or floating-point queries q [T][H][D] (fp32 or bf16) that the call
+/// quantizes itself, bit for bit as quantize_q does with the same rule; weights [T][H] fp32
+/// (already holding the softmax and head scales) either way.
 struct query_view {
-  const uint8_t* values = nullptr;
+  const uint8_t* values = nullptr;  ///< MXFP4 queries (with scales), or null when q is given
   const uint8_t* scales = nullptr;
   const float* weights = nullptr;
   int64_t num_tokens = 0;  ///< T
   int num_heads = 64;      ///< H: a multiple of 16 in [16, 128]
   int head_dim = 128;      ///< D: must equal the cache's
+  const void* q = nullptr;  ///< floating-point queries, or null when values and scales are given
+  float_type q_type = float_type::f32;
+  format::scale_rule rule = format::scale_rule::ceil;  ///< q's quantization rule
 };
 
 /// The batch: which query tokens and cached positions belong to which request.

@@ -6,13 +6,16 @@
 // Entry A: row_info, then per chunk of rows: dense logits (into the caller's logits buffer when
 // given, else a workspace buffer), top-k, and optionally candidate publish (block keys, then the
 // same select over them). Entry B: row_info, then per chunk: candidate prep, candidate logits
-// (compact rows), top-k. Chunks bound the per-row scratch to chunk_budget.
+// (compact rows), top-k. Chunks bound the per-row scratch to chunk_budget. Float queries
+// (query_view::q) are quantized by row_info's kernel, in thread blocks of its own, into the
+// workspace, where the logits kernels read them.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "backend.hpp"
 #include "gpu/status.hpp"
+#include "queries.hpp"
 #include "mxi/device/args_from_views.hpp"
 #include "mxi/device/candidates.hpp"
 #include "mxi/device/column_maps.hpp"
@@ -51,12 +54,13 @@ struct plan {
   int64_t blocks = 0;       ///< publish: live-block columns of a row (0: no publish)
   int num_candidates = 0;   ///< NCB of the pool read or written
   int64_t slot_columns = 0;  ///< entry B: NCB x cbs, candidate columns resolved to slots
-  size_t row_info_bytes = 0, checks_bytes = 0, prepared_bytes = 0, logits_plan_bytes = 0;
-  size_t scores_bytes = 0, block_keys_bytes = 0, select_bytes = 0;
+  size_t row_info_bytes = 0, checks_bytes = 0, q_values_bytes = 0, q_scales_bytes = 0;
+  size_t prepared_bytes = 0, logits_plan_bytes = 0, scores_bytes = 0, block_keys_bytes = 0;
+  size_t select_bytes = 0;
 
   size_t total() const {
-    return row_info_bytes + checks_bytes + prepared_bytes + logits_plan_bytes + scores_bytes +
-           block_keys_bytes + select_bytes;
+    return row_info_bytes + checks_bytes + q_values_bytes + q_scales_bytes + prepared_bytes +
+           logits_plan_bytes + scores_bytes + block_keys_bytes + select_bytes;
   }
 };
 
@@ -102,6 +106,10 @@ void size_common(plan& p, const Args& a) {
   if (p.tokens == 0) return;  // nothing runs, nothing is needed
   p.row_info_bytes = platform::aligned_size(static_cast<size_t>(p.tokens) * sizeof(device::row_info));
   p.checks_bytes = platform::aligned_size(device::row_info_workspace(a.requests.num_requests));
+  if (a.queries.q != nullptr) {  // float queries: their quantized copy
+    p.q_values_bytes = platform::aligned_size(query_value_bytes(a.queries));
+    p.q_scales_bytes = platform::aligned_size(query_scale_bytes(a.queries));
+  }
 }
 
 status make_plan(const indexer_args& a, plan& p) {
@@ -145,6 +153,8 @@ status make_plan(const candidate_indexer_args& a, plan& p) {
 struct carved {
   device::row_info* rows;
   void* checks;
+  uint8_t* q_values;  ///< float queries quantized: [T][H][D/2]
+  uint8_t* q_scales;  ///< and [T][H][D/32]
   int32_t* prepared;  ///< [T][NCB] then counts [T]
   void* logits_plan;
   float* scores;
@@ -160,6 +170,8 @@ struct carved {
     };
     rows = reinterpret_cast<device::row_info*>(take(p.row_info_bytes));
     checks = take(p.checks_bytes);
+    q_values = reinterpret_cast<uint8_t*>(take(p.q_values_bytes));
+    q_scales = reinterpret_cast<uint8_t*>(take(p.q_scales_bytes));
     prepared = reinterpret_cast<int32_t*>(take(p.prepared_bytes));
     logits_plan = take(p.logits_plan_bytes);
     scores = reinterpret_cast<float*>(take(p.scores_bytes));
@@ -185,6 +197,44 @@ status check_workspace(const plan& p, const execution& exec) {
 template <class Args>
 device::row_info_problem row_problem(const Args& a) {
   return device::row_info_problem_of(a.queries, a.cache, a.requests, a.compress_ratio, a.max_model_len);
+}
+
+device::q_quantize_problem quantize_problem(const q_quantize_args& a) {
+  device::q_quantize_problem p;
+  p.q = block::float_source{a.q, a.q_type == float_type::bf16};
+  p.num_rows = a.num_tokens * a.num_heads;
+  p.head_dim = a.head_dim;
+  p.values = a.values;
+  p.scales = a.scales;
+  p.rule = a.rule;
+  return p;
+}
+
+/// The row checks of either entry point. Float queries are quantized there too, by thread blocks
+/// of the same kernel (q_quantize_job), into the workspace: no launch of their own.
+template <class Args>
+platform::error_t launch_rows(const Args& a, const carved& ws, uint32_t* error_word,
+                              platform::stream_t stream) {
+  const device::row_info_problem rows = row_problem(a);
+  if (a.queries.q == nullptr)
+    return device::launch_row_info(rows, ws.rows, ws.checks, error_word, stream);
+  const device::q_quantize_job job{
+      quantize_problem(quantize_args_of(a.queries, ws.q_values, ws.q_scales))};
+  return device::launch_row_info(rows, ws.rows, ws.checks, error_word, stream,
+                                 device::fused_row_requests, device::wide_row_requests, job);
+}
+
+/// The logits kernels' inputs for either entry point: the caller's MXFP4 queries, or the copy of
+/// its float queries that launch_rows quantizes into the workspace.
+template <class Args>
+device::paged_logits_args logits_args(const Args& a, const carved& ws) {
+  device::paged_logits_args l =
+      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
+  if (a.queries.q != nullptr) {
+    l.q_values = ws.q_values;
+    l.q_scales = ws.q_scales;
+  }
+  return l;
 }
 
 /// Runs the select of one chunk with the index space the caller asked for.
@@ -236,10 +286,9 @@ status run_indexer(const indexer_args& a, const execution& exec) {
   if (p.tokens == 0) return {};
   const auto stream = static_cast<platform::stream_t>(exec.stream);
   const carved ws(p, exec.workspace);
-  MXI_GPU_RETURN_IF_ERROR(device::launch_row_info(row_problem(a), ws.rows, ws.checks, exec.error_word, stream));
+  MXI_GPU_RETURN_IF_ERROR(launch_rows(a, ws, exec.error_word, stream));
 
-  device::paged_logits_args logits =
-      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
+  device::paged_logits_args logits = logits_args(a, ws);
   logits.width = p.width;
   logits.clean = !p.own_scores && a.logits.clean;
   // Before each chunk's plan: row_info, or the last chunk's selects, none of which touches the
@@ -279,7 +328,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   if (p.tokens == 0) return {};
   const auto stream = static_cast<platform::stream_t>(exec.stream);
   const carved ws(p, exec.workspace);
-  MXI_GPU_RETURN_IF_ERROR(device::launch_row_info(row_problem(a), ws.rows, ws.checks, exec.error_word, stream));
+  MXI_GPU_RETURN_IF_ERROR(launch_rows(a, ws, exec.error_word, stream));
 
   const int ncb = a.candidates.num_blocks, cbs = a.candidates.block_size;
   int32_t* ids = ws.prepared;
@@ -298,8 +347,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   sink.block_size = a.cache.block_size;
   sink.num_pages = a.cache.num_pages;
 
-  device::paged_logits_args logits =
-      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
+  device::paged_logits_args logits = logits_args(a, ws);
   logits.candidate_ids = ids;
   logits.candidate_stride = ncb;
   logits.candidate_counts = counts;
@@ -348,13 +396,7 @@ status write_k_cache(const k_cache_write_args& a, const execution& exec) {
 }
 
 status quantize_q(const q_quantize_args& a, const execution& exec) {
-  device::q_quantize_problem p;
-  p.q = block::float_source{a.q, a.q_type == float_type::bf16};
-  p.num_rows = a.num_tokens * a.num_heads;
-  p.head_dim = a.head_dim;
-  p.values = a.values;
-  p.scales = a.scales;
-  p.rule = a.rule;
+  const device::q_quantize_problem p = quantize_problem(a);
   if (p.num_rows == 0) return {};
   MXI_GPU_RETURN_IF_ERROR(device::launch_quantize_q(p, static_cast<platform::stream_t>(exec.stream)));
   return {};

@@ -11,6 +11,7 @@ namespace mxi::testing {
 
 struct device_inputs {
   device_buffer<uint8_t> q_values, q_scales;
+  device_buffer<uint8_t> q;  ///< float queries (query_view::q), when given
   device_buffer<float> weights;
   device_buffer<uint8_t> cache;
   device_buffer<int32_t> block_table, seq_lens, query_start_loc;
@@ -20,6 +21,7 @@ struct device_inputs {
   explicit device_inputs(const Args& host)
       : q_values(upload(host.queries.values, values_of(host))),
         q_scales(upload(host.queries.scales, values_of(host) / (format::block_elems / 2))),
+        q(upload(static_cast<const uint8_t*>(host.queries.q), float_bytes_of(host))),
         weights(upload(host.queries.weights, host.queries.num_tokens * host.queries.num_heads)),
         cache(upload(host.cache.data, host.cache.num_pages * host.cache.page_stride)),
         block_table(upload(host.requests.block_table,
@@ -31,6 +33,7 @@ struct device_inputs {
   void point(Args& a) const {
     a.queries.values = q_values.data();
     a.queries.scales = q_scales.data();
+    a.queries.q = q.data();
     a.queries.weights = weights.data();
     a.cache.data = cache.data();
     a.requests.block_table = block_table.data();
@@ -43,6 +46,11 @@ struct device_inputs {
   template <class Args>
   static int64_t values_of(const Args& a) {
     return a.queries.num_tokens * a.queries.num_heads * a.queries.head_dim / 2;
+  }
+  /// Float query bytes: T * H * D elements of q_type.
+  template <class Args>
+  static int64_t float_bytes_of(const Args& a) {
+    return values_of(a) * 2 * (a.queries.q_type == float_type::f32 ? 4 : 2);
   }
 };
 

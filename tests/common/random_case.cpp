@@ -25,7 +25,11 @@ random_case draw_random_case(uint64_t seed, case_scale scale) {
   c.spec.block_size = gpu ? pick({16, 32, 64, 256}) : pick({16, 32, 64});
   c.spec.compress_ratio = pick({1, 1, 2, 4});
   c.spec.topk = gpu ? pick({1, 8, 33, 100, 256, 2048}) : pick({1, 8, 33, 100, 256});
-  c.spec.layout = rng() % 2 ? cache_layout::linear : cache_layout::mfma16;
+  const cache_layout layouts[] = {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter32,
+                                  cache_layout::aiter16};
+  c.spec.layout = layouts[rng() % 4];
+  if (!layout::holds(c.spec.layout, {c.spec.block_size, c.spec.head_dim}))
+    c.spec.layout = cache_layout::linear;  // the aiter orders need whole runs and D/32 split evenly
   c.spec.keys = rng() % 4 == 0 ? key_pattern::few_distinct : key_pattern::gaussian;
   c.spec.page_padding = pick({0, 0, 32});
   c.order = rng() % 2 ? output_order::score : output_order::position;

@@ -89,4 +89,13 @@ status run_candidate_indexer_on_gpu(const candidate_indexer_args& host_args, int
   return run_on_gpu(host_args, repetitions, seconds, error_word);
 }
 
+size_t gpu_memory_bytes() {
+  int device = 0;
+  platform::device_prop_t prop{};
+  if (platform::get_device(&device) != platform::success ||
+      platform::get_device_properties(&prop, device) != platform::success)
+    return 0;
+  return prop.totalGlobalMem;
+}
+
 }  // namespace mxi::tools

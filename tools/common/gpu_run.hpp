@@ -5,6 +5,7 @@
 // runtime; gpu_run_absent.cpp stands in for it in CPU-only builds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,5 +18,8 @@ status run_indexer_on_gpu(const indexer_args& host_args, int repetitions,
                           std::vector<double>& seconds, uint32_t& error_word);
 status run_candidate_indexer_on_gpu(const candidate_indexer_args& host_args, int repetitions,
                                     std::vector<double>& seconds, uint32_t& error_word);
+
+/// Memory of the current GPU in bytes; 0 when there is none or no GPU backend was built.
+size_t gpu_memory_bytes();
 
 }  // namespace mxi::tools

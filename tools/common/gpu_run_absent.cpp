@@ -18,4 +18,6 @@ status run_candidate_indexer_on_gpu(const candidate_indexer_args&, int, std::vec
   return absent();
 }
 
+size_t gpu_memory_bytes() { return 0; }
+
 }  // namespace mxi::tools

@@ -210,7 +210,7 @@ bool run_phase(const phase_spec& phase, backend where, uint64_t seed) {
       "[%s] K cache: %lld pages x %lld B (%s) = %.1f MB; queries %.1f MB; "
       "top-k out %.1f MB\n",
       name, static_cast<long long>(w.num_pages), static_cast<long long>(w.page_stride),
-      s.layout == cache_layout::linear ? "linear" : "mfma16",
+      layout::name(s.layout),
       megabytes(static_cast<int64_t>(w.kv_cache.size())), megabytes(work.query_bytes),
       megabytes(w.num_tokens * s.topk * 4));
 

@@ -29,8 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "workload seed");
   add_choice<mxi::cache_layout>(
       app, "--layout", layout,
-      {{"linear", mxi::cache_layout::linear}, {"mfma16", mxi::cache_layout::mfma16}},
-      "linear | mfma16 (default linear)");
+      {{"linear", mxi::cache_layout::linear},
+       {"mfma16", mxi::cache_layout::mfma16},
+       {"aiter32", mxi::cache_layout::aiter32},
+       {"aiter16", mxi::cache_layout::aiter16}},
+      "linear | mfma16 | aiter32 | aiter16 (default linear)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,7 +13,9 @@ namespace {
 const choices<backend> backends = {
     {"cpu", backend::cpu}, {"gpu", backend::gpu}, {"reference", backend::reference}};
 const choices<cache_layout> layouts = {{"linear", cache_layout::linear},
-                                       {"mfma16", cache_layout::mfma16}};
+                                       {"mfma16", cache_layout::mfma16},
+                                       {"aiter32", cache_layout::aiter32},
+                                       {"aiter16", cache_layout::aiter16}};
 const choices<format::scale_rule> rules = {{"ceil", format::scale_rule::ceil},
                                            {"floor", format::scale_rule::floor}};
 
@@ -44,7 +46,7 @@ std::optional<int> parse_command_line(int argc, const char* const* argv, invocat
 
   auto* convert = app.add_subcommand("convert-cache", "Rewrite a case's K cache in another layout");
   convert->add_option("CASE_DIR", out.case_dir, "the case to convert")->required();
-  add_choice(*convert, "--to", out.to, layouts, "linear | mfma16")->required();
+  add_choice(*convert, "--to", out.to, layouts, "linear | mfma16 | aiter32 | aiter16")->required();
   convert->add_option("--out", out.out_dir, "output directory (a full case)")->required();
 
   try {

@@ -35,6 +35,9 @@ void run_convert_cache(const fs::path& case_dir, cache_layout to, const fs::path
   npy_array in = read_npy(cache, "uint8", {{"NB"}, {"page_stride"}});
   const int64_t pages = in.shape[0], stride = in.shape[1];
   check_cache(case_dir, p, in);
+  problem converted = p;  // the target order has its own page rules (the aiter orders' runs)
+  converted.layout = to;
+  check_cache(case_dir, converted, in);
 
   staged_output staged(out_dir);
   std::vector<uint8_t> out(in.bytes.size());

@@ -41,7 +41,9 @@ void read_enum(const std::filesystem::path& file, const nlohmann::json& j, const
 }
 
 constexpr std::pair<const char*, cache_layout> layouts[] = {{"linear", cache_layout::linear},
-                                                            {"mfma16", cache_layout::mfma16}};
+                                                            {"mfma16", cache_layout::mfma16},
+                                                            {"aiter32", cache_layout::aiter32},
+                                                            {"aiter16", cache_layout::aiter16}};
 constexpr std::pair<const char*, index_mode> modes[] = {{"single", index_mode::single},
                                                         {"consume", index_mode::consume}};
 constexpr std::pair<const char*, index_space> spaces[] = {{"position", index_space::position},

@@ -38,9 +38,15 @@ struct swizzled_tile {
   MXI_HOST_DEVICE static constexpr int scale_word(int key) { return key_tile_shape::value_bytes / 4 + key; }
 };
 /// page_tile: the tile is one 64-token page of the cache's own layout, so that a dense tile
-/// arrives in a few bulk copies (Layout::copy_tokens); the sm90 tile reads it.
+/// arrives in a few bulk copies (Layout::copy_tokens); the sm90 tile reads it. Its scorers read a
+/// key's scales as one 32-bit word, so only layouts that keep them together have page tiles
+/// (has_page_tile); the launchers send the others (the aiter orders) to the swizzled tiles.
+template <class Layout>
+inline constexpr bool has_page_tile = Layout::token_scale_word;
+
 template <class Layout>
 struct page_tile {
+  static_assert(has_page_tile<Layout>, "a page tile reads each key's scales as one word");
   static constexpr layout::page_shape shape{key_tile_shape::keys, key_tile_shape::head_dim};
   MXI_HOST_DEVICE static int word(int key, int b, int q) {
     return static_cast<int>(Layout::value_offset(shape, key, b)) / 4 + q;
@@ -105,10 +111,12 @@ struct key_source {
 /// The key-tile loader, per-key form (any GPU; the caller's `threads` threads, this one `tid`,
 /// call it together): stages keys n < count of a tile, key n from `source(n)`, into the tile
 /// addressing `Tile` (swizzled_tile or page_tile<Layout>) of the stage at `tile`. Keys may come
-/// from any pages of any request, in either layout of page size `block_size`. A key's five
+/// from any pages of any request, in any layout of page size `block_size`. A key's five
 /// copies (four 16-byte blocks, its 4-byte scale word) go to two threads, so up to 128 threads
 /// move a tile in one pass. Copies is sync_copies (the tile is in after the caller's block
-/// barrier) or async_copies (after copy_commit, copy_wait and the barrier).
+/// barrier) or async_copies (after copy_commit, copy_wait and the barrier). Where the layout
+/// scatters a key's scale bytes (token_scale_word false) the thread gathers them and stores the
+/// word itself, which the same barrier publishes.
 template <class Layout, class Tile, class Copies, class Source>
 MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, int tid, int threads,
                               Source&& source) {
@@ -122,9 +130,18 @@ MXI_DEVICE void load_key_tile(unsigned char* tile, int block_size, int count, in
     for (int b = 2 * half; b < 2 * half + 2; ++b)
       Copies::template copy<16>(tile + 4 * Tile::word(n, b, 0),
                                 k.page + Layout::value_offset(page, k.token, b));
-    if (half == 0)
-      Copies::template copy<4>(tile + 4 * Tile::scale_word(n),
-                               k.page + Layout::scale_offset(page, k.token, 0));
+    if (half == 0) {
+      if constexpr (Layout::token_scale_word) {
+        Copies::template copy<4>(tile + 4 * Tile::scale_word(n),
+                                 k.page + Layout::scale_offset(page, k.token, 0));
+      } else {  // scattered scale bytes (the aiter orders): gathered into the word, stored now
+        uint32_t word = 0;
+#pragma unroll
+        for (int b = 0; b < key_tile_shape::blocks; ++b)
+          word |= uint32_t{k.page[Layout::scale_offset(page, k.token, b)]} << (8 * b);
+        *reinterpret_cast<uint32_t*>(tile + 4 * Tile::scale_word(n)) = word;
+      }
+    }
   }
 }
 

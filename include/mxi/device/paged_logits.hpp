@@ -453,12 +453,18 @@ platform::error_t launch_logits(const paged_logits_args& a, const KeyMap& map, v
   if (e == platform::success) e = arch::choose_target(device, &target);
   if (e != platform::success) return e;
   if (force) target = *force;
+  // The sm90 kernel stages page tiles, which the aiter orders have none of (a key's scales are
+  // not one word: arch::has_page_tile); their keys take the generic scorer's tiles there.
+  if (target == arch::target::sm90 &&
+      !layout::dispatch(a.layout, [](auto l) { return arch::has_page_tile<decltype(l)>; }))
+    target = arch::target::generic;
   const logits_config config = logits_config_for(target);
   const int group = rows_per_group(rows, a.num_requests, KeyMap::candidate, config, a.num_heads);
   e = layout::dispatch(a.layout, [&](auto layout_policy) {
     using L = decltype(layout_policy);
 #if MXI_ARCH_HAS_SM90
-    if (target == arch::target::sm90) return launch_sm90_logits<L>(a, map, group, ws, stream);
+    if constexpr (arch::has_page_tile<L>)
+      if (target == arch::target::sm90) return launch_sm90_logits<L>(a, map, group, ws, stream);
 #endif
     platform::error_t r = platform::success;
     const bool known = arch::with_row_policy(target, wave_size, [&](auto policy) {

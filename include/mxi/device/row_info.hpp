@@ -14,7 +14,9 @@
 //   compute_rows: one thread per token: request by binary search of query_start_loc, then as
 //     above.
 // The work follows the requests' lengths, never the block table's width (max_model_len / BS
-// columns). Failures OR mxi::device_error bits into the optional error word.
+// columns). Failures OR mxi::device_error bits into the optional error word. A caller's side job
+// (no_side_job: none) runs in thread blocks of its own past the row blocks of the kernel that
+// writes the rows: the GPU backend quantizes a call's float queries there.
 //
 // Interface (gpu-topk builds against it): row_info, row_info_workspace, launch_row_info.
 #pragma once
@@ -56,6 +58,15 @@ struct row_info_problem {
 inline size_t row_info_workspace(int num_requests) {
   return (static_cast<size_t>(num_requests) + 1) * sizeof(int32_t);
 }
+
+/// Work a caller gives launch_row_info's kernel so that it costs no launch of its own (the GPU
+/// backend's: q_quantizer.hpp's q_quantize_job): blocks(threads) thread blocks of `threads` more
+/// run it, run(i) for i in [0, blocks), every thread of block i calling it after the kernel waited
+/// for the one before it.
+struct no_side_job {
+  int64_t blocks(int) const { return 0; }
+  MXI_DEVICE void run(int64_t) const {}
+};
 
 namespace detail {
 
@@ -171,14 +182,21 @@ MXI_DEVICE row_info row_of(const row_info_problem& p, int r, int64_t t, const in
 /// (row_info_config::wide_threads); larger batches take launch_row_info's row_info_config::threads.
 inline constexpr int request_threads = row_info_config{}.wide_threads;
 
-/// check_requests and compute_rows in one launch, a block per request (see the file comment).
+/// check_requests and compute_rows in one launch, a block per request (see the file comment),
+/// then the side job's blocks.
+template <class Job>
 __global__ __launch_bounds__(request_threads) void check_and_compute_rows(row_info_problem p,
                                                                           row_info* rows,
-                                                                          uint32_t* error_word) {
+                                                                          uint32_t* error_word,
+                                                                          Job job) {
   __shared__ int32_t bad;
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
   const int r = static_cast<int>(blockIdx.x);
+  if (r >= p.num_requests) {
+    job.run(r - p.num_requests);
+    return;
+  }
   const request_span span(p, r);
   if (query_starts_broken(p)) {
     if (r == 0 && threadIdx.x == 0) raise(error_word, device_error_query_start_loc);
@@ -216,11 +234,18 @@ __global__ void check_requests(row_info_problem p, int32_t* first_bad, uint32_t*
   }
 }
 
+/// A thread a token, then the side job's blocks.
+template <class Job>
 __global__ void compute_rows(row_info_problem p, const int32_t* first_bad, row_info* rows,
-                             uint32_t* error_word) {
+                             uint32_t* error_word, Job job) {
   __shared__ int32_t shared_starts[shared_request_starts + 1];
   platform::wait_for_prior_grid();  // launched chained
   platform::allow_next_grid();
+  const int64_t row_blocks = (p.num_tokens + blockDim.x - 1) / blockDim.x;
+  if (blockIdx.x >= row_blocks) {
+    job.run(blockIdx.x - row_blocks);
+    return;
+  }
   // query_start_loc, searched below: from shared memory where it fits (each step of the search
   // is a dependent load), else from global memory.
   const bool staged = p.num_requests > 0 && p.num_requests <= shared_request_starts;
@@ -295,19 +320,21 @@ inline constexpr int wide_row_requests = row_info_config{}.wide_requests;
 /// Fills rows[0, T). `workspace` holds row_info_workspace(R) bytes; `error_word` may be null.
 /// The kernels are chained (platform/launch.hpp): the calls after them start sooner. Batches of
 /// 1 .. `fuse_up_to` requests take the single kernel, of up to `wide_up_to` in its wide blocks
-/// (tests lower both to reach every path).
+/// (tests lower both to reach every path). `job` runs in blocks of the kernel that writes the rows
+/// (when T > 0).
+template <class Job = no_side_job>
 inline platform::error_t launch_row_info(const row_info_problem& p, row_info* rows, void* workspace,
                                          uint32_t* error_word, platform::stream_t stream,
                                          int fuse_up_to = fused_row_requests,
-                                         int wide_up_to = wide_row_requests) {
+                                         int wide_up_to = wide_row_requests, const Job& job = {}) {
   constexpr int threads = row_info_config{}.threads;
   constexpr int max_request_blocks = row_info_config{}.max_request_blocks;
   if (p.num_requests > 0 && p.num_requests <= fuse_up_to) {
     const unsigned block = p.num_requests <= wide_up_to ? detail::request_threads : threads;
-    return platform::launch(&detail::check_and_compute_rows,
-                            {dim3(static_cast<unsigned>(p.num_requests)), block, 0, 1,
-                             /*chained=*/true},
-                            stream, p, rows, error_word);
+    const auto blocks = static_cast<unsigned>(p.num_requests + job.blocks(static_cast<int>(block)));
+    return platform::launch(&detail::check_and_compute_rows<Job>,
+                            {dim3(blocks), block, 0, 1, /*chained=*/true}, stream, p, rows,
+                            error_word, job);
   }
   auto* first_bad = static_cast<int32_t*>(workspace);
   platform::error_t e = platform::success;
@@ -317,9 +344,11 @@ inline platform::error_t launch_row_info(const row_info_problem& p, row_info* ro
                          stream, p, first_bad, error_word);
   }
   if (e == platform::success && p.num_tokens > 0) {
-    const auto blocks = static_cast<unsigned>((p.num_tokens + threads - 1) / threads);
-    e = platform::launch(&detail::compute_rows, {dim3(blocks), threads, 0, 1, /*chained=*/true},
-                         stream, p, static_cast<const int32_t*>(first_bad), rows, error_word);
+    const auto blocks =
+        static_cast<unsigned>((p.num_tokens + threads - 1) / threads + job.blocks(threads));
+    e = platform::launch(&detail::compute_rows<Job>,
+                         {dim3(blocks), threads, 0, 1, /*chained=*/true}, stream, p,
+                         static_cast<const int32_t*>(first_bad), rows, error_word, job);
   }
   return e;
 }

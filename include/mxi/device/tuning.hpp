@@ -6,8 +6,9 @@
 //     every target takes; X_config_for(target) names what a target's row changes. A launcher asks
 //     which target the current device runs (arch::choose_target, cached) and instantiates its
 //     kernels with that target's values; targets with equal values share one instantiation.
-//   - one value for every target (logits_plan_config, row_info_config, candidate_prep_config):
-//     their kernels are not built per target; the launchers read the defaults.
+//   - one value for every target (q_quantize_config, logits_plan_config, row_info_config,
+//     candidate_prep_config): their kernels are not built per target; the launchers read the
+//     defaults.
 // Only sm90 (H200) is measured: generic and gfx950 take its values until someone measures there.
 #pragma once
 
@@ -196,7 +197,8 @@ constexpr logits_config logits_config_for(arch::target t) {
   return c;  // gfx950, generic: not measured
 }
 
-/// The K-cache writer and the Q quantizer (device/k_cache_writer.hpp, device/q_quantizer.hpp).
+/// The K-cache writer's and the Q quantizer's blocks, the writer's lanes
+/// (device/k_cache_writer.hpp, device/q_quantizer.hpp).
 struct quantize_config {
   /// Threads of a block; a multiple of 64, so every wave is whole on either vendor. Not measured.
   int threads = 256;
@@ -208,17 +210,23 @@ struct quantize_config {
   int write_lanes = 1;
   /// Blocks a writer group quantizes (one coalesced sweep of the source each).
   int write_blocks = 1;
-  /// Lanes a block of the Q quantizer: Q is small (a decode step's T x H rows: 16K blocks for
-  /// 64 x 64 x 128), so the most lanes win (bench_indexer quantize_q 64 x 64 x 128, H200,
-  /// 2026-12-01: 4.67 -> 4.42 us against 8 lanes, with the host-made divider in the same run).
-  int q_lanes = 4;
-  int q_blocks = 1;
 };
 
 /// Target t's quantizer values.
 constexpr quantize_config quantize_config_for(arch::target) {
   return quantize_config{};  // sm90 measured above; gfx950, generic: not measured
 }
+
+/// The Q quantizer's lanes (device/q_quantizer.hpp). One value for every target: the row checks'
+/// kernel, not built per target, runs it as a side job for a call's float queries.
+struct q_quantize_config {
+  /// Lanes a 32-element block: Q is small (a decode step's T x H rows: 16K blocks for
+  /// 64 x 64 x 128), so the most lanes win (bench_indexer quantize_q 64 x 64 x 128, H200,
+  /// 2026-12-01: 4.67 -> 4.42 us against 8 lanes, with the host-made divider in the same run).
+  int lanes = 4;
+  /// Blocks a group quantizes.
+  int blocks = 1;
+};
 
 /// The logits plan kernel (device/logits_plan.hpp): one block. One value for every target.
 struct logits_plan_config {

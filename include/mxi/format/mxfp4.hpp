@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "mxi/config.hpp"
+#include "mxi/types.hpp"  // scale_rule, which query_view carries
 
 namespace mxi::format {
 
@@ -13,12 +14,6 @@ inline constexpr int block_elems = 32;              ///< elements sharing one sc
 inline constexpr int block_bytes = block_elems / 2;  ///< packed bytes of one block
 inline constexpr uint8_t nan_scale = 255;           ///< E8M0 NaN: the whole block decodes to NaN
 inline constexpr uint8_t negative_zero_code = 8;
-
-/// How a block's shared exponent is chosen when quantizing.
-enum class scale_rule : uint8_t {
-  ceil,   ///< smallest e with amax <= 6 * 2^e (DeepSeek V4, vLLM); never saturates
-  floor,  ///< OCP: floor(log2 amax) - 2; elements above 6 after scaling saturate
-};
 
 /// Magnitude of an E2M1 code times two: an integer, so E2M1 products and sums stay exact.
 MXI_HOST_DEVICE int e2m1_twice_magnitude(unsigned code) {
