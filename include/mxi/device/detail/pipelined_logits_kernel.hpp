@@ -37,7 +37,9 @@
 #include "mxi/arch/key_tile.hpp"
 #include "mxi/arch/sm90.hpp"
 #include "mxi/device/logits_plan.hpp"
+#include "mxi/device/page_table.hpp"
 #include "mxi/platform/device_limits.hpp"
+#include "mxi/platform/dispatch.hpp"
 #include "mxi/platform/intrinsics.hpp"
 #include "mxi/platform/launch.hpp"
 #include "mxi/platform/runtime.hpp"
@@ -191,18 +193,15 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
           // A dense plan keeps the items of rows row_info rejected (launch_plan), whose request
           // (-1 for a broken batch) and page ids may be anything: reads of them stay inside the
           // block table and the cache, and the consumers score none of their keys.
-          const int32_t request = max(a.rows[it.first].request, 0);
-          const int32_t last_page =  // num_pages 0: not given, only negative ids are clamped
-              a.num_pages > 0 ? static_cast<int32_t>(a.num_pages - 1) : INT32_MAX;
-          const int32_t* table =
-              a.block_table + static_cast<int64_t>(request) * a.block_table_stride;
+          const page_table table = page_table::of(a.block_table, a.block_table_stride,
+                                                  a.rows[it.first].request, a.num_pages);
           const uint64_t policy = arch::l2_policy(pages_read_once);
           arch::tile_start at = arch::tile_start::of(it.k_begin, a.block_size);
           const int first_page = at.page;
           platform::wave_barrier<arch::sm90::wave_size>();  // the last item's page ids are used
           for (int p = lane; p <= (it.k_end - 1) / a.block_size - first_page;
                p += arch::sm90::wave_size)
-            pages[p] = min(max(table[first_page + p], 0), last_page);
+            pages[p] = table.page(first_page + p);
           platform::wave_barrier<arch::sm90::wave_size>();
           // This warp's tiles of the item: every other one from the first of its parity.
           const uint32_t item_end = j + static_cast<uint32_t>(it.tiles(it.k_end));
@@ -317,30 +316,28 @@ __global__ __launch_bounds__(pipelined_logits_build<Heads, Rows>::threads,
 #endif
 }
 
-/// Plans (beside the kernel before it where `plan_beside_prior`: launch_plan) and launches the
-/// build for the launch's groups of `group` rows (pipelined_logits_build), one block an SM.
+/// Plans (overlapped with the kernel before it where `plan_overlaps_prior`: launch_plan) and
+/// launches the build for the launch's groups of `group` rows (pipelined_logits_build), one block
+/// an SM.
 template <class Layout, int Heads, int Rows, class KeyMap>
 platform::error_t launch_pipelined_logits_rows(const paged_logits_args& a, const KeyMap& map,
-                                               void* workspace, bool plan_beside_prior,
+                                               void* workspace, bool plan_overlaps_prior,
                                                platform::stream_t stream) {
   using config = pipelined_logits_build<Heads, Rows>;
   using smem_t = pipelined_logits_smem<Heads, config::consumers, config::stages>;
-  int device = 0, sms = 0;
-  size_t limit = 0;
   auto* kernel = &pipelined_logits_kernel<Layout, Heads, Rows, KeyMap>;
-  platform::error_t e = platform::kernel_shared_memory_limit(kernel, &device, &limit);
-  if (e != platform::success) return e;
   const int smem = smem_t::bytes(Rows);
-  if (static_cast<size_t>(smem) > limit) return platform::invalid_value;
-  e = platform::multiprocessor_count(&sms, device);
+  platform::kernel_limits limits;
+  platform::error_t e = platform::prepare_kernel(kernel, smem, &limits);
   if (e != platform::success) return e;
+  const int sms = limits.multiprocessors;
   plan_view plan(workspace, a.row_end - a.row_begin, a.num_requests);
   // Dense: items for four times the consumers, so that a block's run of items ends within a few
   // tiles of the others'. Candidate: one a consumer; each item costs every consumer a few
   // dependent loads (its row's candidate count, then its last id), which small items repeat
   // (four a consumer: 65.0 us against 62.5 for the 16 x 128K candidate call on the H200).
   e = launch_plan(a, map, Rows, (KeyMap::candidate ? 1 : 4) * config::consumers * sms, plan,
-                  plan_beside_prior, stream);
+                  plan_overlaps_prior, stream);
   if (e != platform::success) return e;
   // Each request's rows in one group (decode): every page is read once, and L2 had better keep
   // the scores for the top-k than the pages (bench_indexer on the H200: 1-3 us less end to end,
@@ -356,19 +353,20 @@ platform::error_t launch_pipelined_logits_rows(const paged_logits_args& a, const
 /// The launch for groups of `group` rows: 1 (candidate keys), up to tile_scorer::max_rows (dense).
 template <class Layout, int Heads, class KeyMap>
 platform::error_t launch_pipelined_logits(const paged_logits_args& a, const KeyMap& map, int group,
-                                          void* workspace, bool plan_beside_prior,
+                                          void* workspace, bool plan_overlaps_prior,
                                           platform::stream_t stream) {
   constexpr int most = KeyMap::candidate ? 1 : arch::sm90::tile_scorer<Heads>::max_rows;
   const auto launch = [&](auto rows) {
     return launch_pipelined_logits_rows<Layout, Heads, decltype(rows)::value>(
-        a, map, workspace, plan_beside_prior, stream);
+        a, map, workspace, plan_overlaps_prior, stream);
   };
-  if (group == 1) return launch(std::integral_constant<int, 1>{});
-  if constexpr (most >= 2)
-    if (group == 2) return launch(std::integral_constant<int, 2>{});
-  if constexpr (most >= 3)
-    if (group == 3) return launch(std::integral_constant<int, 3>{});
-  return platform::invalid_value;
+  return platform::with_constant<1, 2, 3>(
+      [&](int rows) { return rows == group; },
+      [&](auto rows) {
+        if constexpr (decltype(rows)::value <= most) return launch(rows);
+        else return platform::error_t{platform::invalid_value};
+      },
+      [] { return platform::error_t{platform::invalid_value}; });
 }
 
 #endif  // MXI_GPU_COMPILER
