@@ -25,7 +25,7 @@ namespace mxi::arch::sm90 {
 template <int Heads>
 struct tile_scorer {
   static_assert(Heads == 32 || Heads == 64 || Heads == 128, "H: 32, 64 or 128 (padded)");
-  /// Query rows a warpgroup scores at once: logits_tuning's sm90 groups (three rows' queries leave
+  /// Query rows a warpgroup scores at once: logits_config's sm90 groups (three rows' queries leave
   /// room for three consumers a block at H = 64; at H = 128 two rows take as much).
   static constexpr int max_rows = Heads <= 64 ? 3 : 2;
   /// Each staged key is prepared once for the tile (prepare_key): its four blocks' shifts e_b -
