@@ -276,6 +276,33 @@ TEST_CASE("gpu reliability: corrupt batch data in device memory breaks only its 
   }
 }
 
+TEST_CASE("gpu reliability: a request without query tokens breaks nothing, whatever its seq_len",
+          "[gpu][reliability]") {
+  REQUIRE_GPU();
+  workload_spec s = decode_spec(3, 2000, 2, 63);
+  s.topk = 128;
+  const host_workload clean_w = make_workload(s);
+  const gpu_output clean = run_gpu(publishing(clean_w));
+  REQUIRE(clean.st.ok());
+  REQUIRE(clean.error_word == 0);
+  const int64_t bt = clean_w.max_blocks;
+  for (int32_t len : {-5, std::numeric_limits<int32_t>::min(), 0})
+    for (int at : {0, 1, 3}) {  // before the first request, between two, after the last
+      INFO("seq_len " << len << " inserted as request " << at);
+      host_workload w = clean_w;
+      w.seq_lens.insert(w.seq_lens.begin() + at, len);
+      w.query_start_loc.insert(w.query_start_loc.begin() + at, w.query_start_loc[at]);
+      w.block_table.insert(w.block_table.begin() + at * bt, bt, -1);  // never read either
+      const indexer_args a = publishing(w);
+      const gpu_output g = run_gpu(a);
+      REQUIRE(g.st.ok());
+      CHECK(g.error_word == 0);
+      CHECK(run_host(a, backend::reference).error_word == 0);
+      CHECK(g.topk == clean.topk);
+      CHECK(g.candidates == clean.candidates);
+    }
+}
+
 TEST_CASE("gpu reliability: candidate ids past the context, negative or repeated are skipped",
           "[gpu][reliability][candidates]") {
   REQUIRE_GPU();

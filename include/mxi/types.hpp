@@ -34,7 +34,7 @@ enum class scale_rule : uint8_t {
 enum device_error : uint32_t {
   device_error_none = 0,
   device_error_query_start_loc = 1u << 0,  ///< not non-decreasing from 0 to T
-  device_error_seq_len = 1u << 1,          ///< seq_lens[r] < tokens of r, or negative
+  device_error_seq_len = 1u << 1,          ///< seq_lens[r] < tokens of r (>= 1), or negative
   device_error_max_model_len = 1u << 2,    ///< a row's visible length exceeds max_model_len
   device_error_block_table = 1u << 3,      ///< a page id outside [0, NB), or too few columns
   device_error_slot_mapping = 1u << 4,     ///< a cache slot outside [0, NB * BS)

@@ -113,7 +113,9 @@ MXI_DEVICE int32_t check_request(const row_info_problem& p, int r, const request
   if (lead) *bad = INT32_MAX;
   __syncthreads();  // before any thread's atomicMin, after the last request's read
   const int32_t lo = s.lo, hi = s.hi, len = s.len;
-  if (len < hi - lo) {  // also catches negative lengths
+  // Also catches negative lengths; a request without rows breaks none, so it raises nothing
+  // (docs/semantics.md, decision 8).
+  if (hi > lo && len < hi - lo) {
     if (lead) {
       *bad = -1;
       raise(error_word, device_error_seq_len);
