@@ -303,6 +303,58 @@ TEST_CASE("gpu reliability: a request without query tokens breaks nothing, whate
     }
 }
 
+TEST_CASE("gpu reliability: an empty cache breaks the rows that need a page and reads nothing",
+          "[gpu][reliability][candidates]") {
+  REQUIRE_GPU();
+  // No pages and a null cache (num_pages 0 allows both), a table of -1: the rows with keys to
+  // score are broken, the rows with none (request 0 at compress ratio 4) are not. Broken rows
+  // still stage keys through clamped page ids, and an empty cache has no page to clamp to.
+  for (const int block_size : {16, 512})
+    for (const cache_layout layout :
+         {cache_layout::linear, cache_layout::mfma16, cache_layout::aiter16}) {
+      INFO("block size " << block_size << " layout " << static_cast<int>(layout));
+      workload_spec s;
+      s.query_lens = {2, 2, 2};
+      s.seq_lens = {2, 300, 64};
+      s.compress_ratio = 4;
+      s.block_size = block_size;
+      s.layout = layout;
+      s.topk = 32;
+      s.seed = 71;
+      host_workload w = make_workload(s);
+      w.num_pages = 0;
+      w.kv_cache.clear();
+      std::fill(w.block_table.begin(), w.block_table.end(), -1);
+
+      const indexer_args a = publishing(w);
+      REQUIRE(a.cache.data == nullptr);
+      const gpu_output g = run_gpu(a);
+      const auto h = run_host(a, backend::reference);
+      REQUIRE(g.st.ok());
+      REQUIRE(h.st.ok());
+      CHECK(h.error_word == device_error_block_table);
+      CHECK(g.error_word == h.error_word);
+      CHECK(g.topk == h.topk);
+      CHECK(g.candidates == h.candidates);
+
+      candidate_indexer_args b = w.candidate_indexer();
+      const int ncb = 6;
+      b.candidates.num_blocks = b.candidates.stride = ncb;
+      b.candidates.block_size = 8;
+      const int32_t ids[ncb] = {0, 1, 5, -1, 1 << 29, -2};
+      std::vector<int32_t> pool;
+      for (int64_t t = 0; t < w.num_tokens; ++t) pool.insert(pool.end(), ids, ids + ncb);
+      b.candidates.blocks = pool.data();
+      const gpu_output gb = run_gpu(b);
+      const auto hb = run_host(b, backend::reference);
+      REQUIRE(gb.st.ok());
+      REQUIRE(hb.st.ok());
+      CHECK(hb.error_word == device_error_block_table);
+      CHECK(gb.error_word == hb.error_word);
+      CHECK(gb.topk == hb.topk);
+    }
+}
+
 TEST_CASE("gpu reliability: candidate ids past the context, negative or repeated are skipped",
           "[gpu][reliability][candidates]") {
   REQUIRE_GPU();

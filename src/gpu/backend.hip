@@ -57,10 +57,11 @@ struct plan {
   size_t row_info_bytes = 0, checks_bytes = 0, q_values_bytes = 0, q_scales_bytes = 0;
   size_t prepared_bytes = 0, logits_plan_bytes = 0, scores_bytes = 0, block_keys_bytes = 0;
   size_t select_bytes = 0;
+  size_t standin_page_bytes = 0;  ///< an empty cache's stand-in page (see readable_cache)
 
   size_t total() const {
     return row_info_bytes + checks_bytes + q_values_bytes + q_scales_bytes + prepared_bytes +
-           logits_plan_bytes + scores_bytes + block_keys_bytes + select_bytes;
+           logits_plan_bytes + scores_bytes + block_keys_bytes + select_bytes + standin_page_bytes;
   }
 };
 
@@ -100,6 +101,11 @@ status check_supported(const Args& a) {
   return {};
 }
 
+/// One page's bytes: BS tokens of D/2 values and D/32 scales.
+size_t page_bytes(const cache_view& c) {
+  return static_cast<size_t>(c.block_size) * (c.head_dim / 2 + c.head_dim / 32);
+}
+
 template <class Args>
 void size_common(plan& p, const Args& a) {
   p.tokens = a.queries.num_tokens;
@@ -110,6 +116,7 @@ void size_common(plan& p, const Args& a) {
     p.q_values_bytes = platform::aligned_size(query_value_bytes(a.queries));
     p.q_scales_bytes = platform::aligned_size(query_scale_bytes(a.queries));
   }
+  if (a.cache.num_pages == 0) p.standin_page_bytes = platform::aligned_size(page_bytes(a.cache));
 }
 
 status make_plan(const indexer_args& a, plan& p) {
@@ -160,6 +167,7 @@ struct carved {
   float* scores;
   uint32_t* block_keys;
   void* select;
+  void* standin_page;
 
   carved(const plan& p, void* base) {
     char* c = static_cast<char*>(base);
@@ -177,6 +185,7 @@ struct carved {
     scores = reinterpret_cast<float*>(take(p.scores_bytes));
     block_keys = reinterpret_cast<uint32_t*>(take(p.block_keys_bytes));
     select = take(p.select_bytes);
+    standin_page = take(p.standin_page_bytes);
   }
 };
 
@@ -224,12 +233,25 @@ platform::error_t launch_rows(const Args& a, const carved& ws, uint32_t* error_w
                                  device::fused_row_requests, device::wide_row_requests, job);
 }
 
+/// The cache as the kernels that stage keys see it. Rows row_info rejects still stage keys, read
+/// through page ids clamped into the cache; an empty cache (num_pages 0, data possibly null) has
+/// no page to clamp to, so it is given one workspace page to read. Row checks keep the caller's
+/// view: there every row that needs a page is rejected.
+cache_view readable_cache(const cache_view& c, const carved& ws) {
+  if (c.num_pages > 0) return c;
+  cache_view r = c;
+  r.data = static_cast<const uint8_t*>(ws.standin_page);
+  r.num_pages = 1;
+  r.page_stride = static_cast<int64_t>(page_bytes(c));
+  return r;
+}
+
 /// The logits kernels' inputs for either entry point: the caller's MXFP4 queries, or the copy of
 /// its float queries that launch_rows quantizes into the workspace.
 template <class Args>
 device::paged_logits_args logits_args(const Args& a, const carved& ws) {
-  device::paged_logits_args l =
-      device::paged_logits_args_of(a.queries, a.cache, a.requests, a.compress_ratio, ws.rows);
+  device::paged_logits_args l = device::paged_logits_args_of(
+      a.queries, readable_cache(a.cache, ws), a.requests, a.compress_ratio, ws.rows);
   if (a.queries.q != nullptr) {
     l.q_values = ws.q_values;
     l.q_scales = ws.q_scales;
@@ -345,7 +367,7 @@ status run_candidate_indexer(const candidate_indexer_args& a, const execution& e
   sink.block_table = a.requests.block_table;
   sink.block_table_stride = a.requests.block_table_stride;
   sink.block_size = a.cache.block_size;
-  sink.num_pages = a.cache.num_pages;
+  sink.num_pages = readable_cache(a.cache, ws).num_pages;
 
   device::paged_logits_args logits = logits_args(a, ws);
   logits.candidate_ids = ids;

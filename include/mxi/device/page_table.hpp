@@ -21,7 +21,8 @@ struct page_table {
   int32_t last_page;    ///< NB - 1; INT32_MAX where NB is not given (only negative ids clamped)
 
   /// Request `request`'s row (row 0 for a negative request: a broken batch's) of a block table
-  /// `stride` columns wide, over a cache of `num_pages` pages (0: not given).
+  /// `stride` columns wide, over a cache of `num_pages` pages (0: not given, only negative ids
+  /// clamped; an empty cache has no page to clamp to, so the backend passes a stand-in page).
   MXI_DEVICE static page_table of(const int32_t* block_table, int64_t stride, int32_t request,
                                   int64_t num_pages) {
     return {block_table + static_cast<int64_t>(max(request, 0)) * stride, stride - 1,
