@@ -299,6 +299,12 @@ if [ $mode = build ]; then
     copy "$dir" "$bin"
     [ "$bin" = tests/test_mxi_run ] && copy "$dir" tools/mxi-run && copy "$dir" tools/mxi-main-job
   done
+  # The source the binaries were built from, for the summary line on the GPU machine (whose tree
+  # may be another commit).
+  for dir in "$normal_dir" "$w64_dir"; do
+    [ -n "$dir" ] && [ -d "$stage/$(basename "$dir")" ] &&
+      git -C "$root" describe --always --dirty > "$stage/$(basename "$dir")/built-from" 2> /dev/null
+  done
   w_arg=
   [ $needs_w = 1 ] && w_arg=" $stage/$(basename "$w64_dir")"
   mib=$(du -sm "$stage" | cut -f1)
@@ -420,7 +426,12 @@ done
 [ -n "$current" ] && part_seconds[$current]=$((SECONDS - part_start))
 
 status=0
-printf '\n==== summary (%s) ====\n' "$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo 'no git')"
+if [ -f "$normal_dir/built-from" ]; then
+  source_label="binaries built from $(cat "$normal_dir/built-from")"
+else
+  source_label=$(git -C "$root" describe --always --dirty 2> /dev/null || echo 'no git')
+fi
+printf '\n==== summary (%s) ====\n' "$source_label"
 : > "$out/summary.txt"
 declare -A printed
 for s in "${all_steps[@]}"; do
