@@ -25,6 +25,7 @@
 #include "mxi/device/row_info.hpp"
 #include "mxi/device/row_lengths.hpp"
 #include "mxi/device/topk.hpp"
+#include "mxi/layout/cache_layout.hpp"
 #include "mxi/platform/runtime.hpp"
 
 namespace mxi::detail::gpu {
@@ -102,8 +103,8 @@ status check_supported(const Args& a) {
 }
 
 /// One page's bytes: BS tokens of D/2 values and D/32 scales.
-size_t page_bytes(const cache_view& c) {
-  return static_cast<size_t>(c.block_size) * (c.head_dim / 2 + c.head_dim / 32);
+int64_t page_bytes(const cache_view& c) {
+  return layout::page_shape{c.block_size, c.head_dim}.data_bytes();
 }
 
 template <class Args>
@@ -116,7 +117,8 @@ void size_common(plan& p, const Args& a) {
     p.q_values_bytes = platform::aligned_size(query_value_bytes(a.queries));
     p.q_scales_bytes = platform::aligned_size(query_scale_bytes(a.queries));
   }
-  if (a.cache.num_pages == 0) p.standin_page_bytes = platform::aligned_size(page_bytes(a.cache));
+  if (a.cache.num_pages == 0)
+    p.standin_page_bytes = platform::aligned_size(static_cast<size_t>(page_bytes(a.cache)));
 }
 
 status make_plan(const indexer_args& a, plan& p) {
@@ -242,7 +244,7 @@ cache_view readable_cache(const cache_view& c, const carved& ws) {
   cache_view r = c;
   r.data = static_cast<const uint8_t*>(ws.standin_page);
   r.num_pages = 1;
-  r.page_stride = static_cast<int64_t>(page_bytes(c));
+  r.page_stride = page_bytes(c);
   return r;
 }
 
