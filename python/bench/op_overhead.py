@@ -10,8 +10,8 @@ sides. The figure wanted: the op's host time less the C++ call's (target: <= 3 u
 """
 
 import argparse
-import os
 import statistics
+import sys
 import time
 
 import torch
@@ -62,7 +62,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
     dev = args.device
-    torch.ops.load_library(os.path.join(os.path.dirname(mxi_torch.__file__), "mxi_torch_bench.so"))
+    try:
+        torch.ops.mxi_bench.cpp_indexer_loop
+    except (AttributeError, RuntimeError):
+        sys.exit("op_overhead: the ops library has no C++ side of this bench; configure the "
+                 "extension with -DMXI_TORCH_BENCH=ON")
 
     # A decode step of DeepSeek's shape on the GPU; a small one on the CPU, where the call's
     # compute runs inside the timed loop on both sides.
