@@ -33,11 +33,12 @@
 #   bench-kernels     bench_logits, bench_topk, and the PyTorch eager baseline where torch with
 #                     CUDA is present
 #   memcheck-1, -2    memcheck over the suites and the top-k example
-#   racecheck-1, -2   racecheck over wave ops, reliability, indexer, the example; logits
+#   racecheck-1 .. -5 racecheck over wave ops, reliability and the example; logits; the reliability
+#                     suite's concurrency cases; the indexer suite's random problems; its other cases
 #   racecheck-topk-1 .. -9
 #                     racecheck over the top-k suite, split by test name: the cluster cases one
 #                     k (or a few small ones) a part
-#   wave64, memcheck-wave64-1, -2, racecheck-wave64-1, -2, racecheck-wave64-topk-1 .. -9,
+#   wave64, memcheck-wave64-1, -2, racecheck-wave64-1 .. -5, racecheck-wave64-topk-1 .. -9,
 #   synccheck-wave64  the same over the wave64 binaries; synccheck over wave ops and logits
 #
 # Each step prints one line as it ends (PASS, FAIL, SKIP or TIMEOUT, seconds, the Catch2 and
@@ -76,9 +77,12 @@ topk_specs=(
   "\"gpu top-k cluster ties k 2048: *\""
   "\"gpu top-k cluster ties k 4096: *\""
 )
-normal_parts=(tests examples soak bench-indexer bench-kernels memcheck-1 memcheck-2 racecheck-1
-              racecheck-2)
-wave64_parts=(wave64 memcheck-wave64-1 memcheck-wave64-2 racecheck-wave64-1 racecheck-wave64-2)
+normal_parts=(tests examples soak bench-indexer bench-kernels memcheck-1 memcheck-2)
+wave64_parts=(wave64 memcheck-wave64-1 memcheck-wave64-2)
+for i in 1 2 3 4 5; do
+  normal_parts+=("racecheck-$i")
+  wave64_parts+=("racecheck-wave64-$i")
+done
 for i in "${!topk_specs[@]}"; do
   normal_parts+=("racecheck-topk-$((i + 1))")
   wave64_parts+=("racecheck-wave64-topk-$((i + 1))")
@@ -121,13 +125,19 @@ steps_of() {
       echo "$b|memcheck|tests/test_${s}_indexer|$large|"
       echo "$b|memcheck|$rel|$large~[multi-gpu]|"
       ;;
+    # Racecheck slows the reliability and indexer suites about a hundredfold: each is split so
+    # that a part ends within a command beside other jobs.
     racecheck-1 | racecheck-wave64-1)
       echo "$b|racecheck|tests/test_${s}_wave_ops|$large|"
-      echo "$b|racecheck|$rel|$large~[multi-gpu]|"
-      echo "$b|racecheck|tests/test_${s}_indexer|$large|"
+      echo "$b|racecheck|$rel|$large~[multi-gpu]~[concurrency]|"
       [ $b = n ] && echo "n|racecheck|examples/kernels/example_own_scores_topk||"
       ;;
     racecheck-2 | racecheck-wave64-2) echo "$b|racecheck|tests/test_${s}_logits|$large|" ;;
+    racecheck-3 | racecheck-wave64-3) echo "$b|racecheck|$rel|[concurrency]$large|" ;;
+    racecheck-4 | racecheck-wave64-4) echo "$b|racecheck|tests/test_${s}_indexer|\"gpu entry *\"|" ;;
+    racecheck-5 | racecheck-wave64-5)
+      echo "$b|racecheck|tests/test_${s}_indexer|$large~\"gpu entry *\"|"
+      ;;
     racecheck-topk-* | racecheck-wave64-topk-*)
       local i=${part##*-}
       [[ $i =~ ^[0-9]+$ ]] && [ "$i" -ge 1 ] && [ "$i" -le ${#topk_specs[@]} ] || return 1
