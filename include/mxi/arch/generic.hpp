@@ -36,7 +36,9 @@ struct row_scorer {
   const float* q_scale;
   const float* weight;
 
-  /// Loads the first `heads` <= Heads heads of a row; the rest score zero.
+  /// Loads the first `heads` <= Heads heads of a row into the wave's scratch; the rest score zero.
+  /// The caller's barrier publishes the scratch before the first score: the logits kernel's block
+  /// barrier follows every load (a wave barrier here would be met only by the waves that load).
   MXI_DEVICE void load(const uint8_t* q_values, const uint8_t* q_scales, const float* weights,
                        int heads, float* scratch) {
     auto* base = reinterpret_cast<unsigned char*>(scratch);
@@ -56,7 +58,6 @@ struct row_scorer {
     q = codes;
     q_scale = scales;
     weight = w;
-    platform::wave_barrier<WaveSize>();
   }
 
   template <class Out>

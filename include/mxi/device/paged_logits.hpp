@@ -195,7 +195,7 @@ __global__ __launch_bounds__(
                     a.weights + qh, a.num_heads, set_rows, scratch);
         loaded_row = set_row;
       }
-      platform::block_barrier();  // column tables ready
+      platform::block_barrier();  // column tables and the units' queries ready
       // Where the item's column c lives (token -1: a column not to read).
       const auto column_key = [&](int c) {
         return arch::key_source{a.cache + layout::page_offset(column_page[c], a.page_stride),
