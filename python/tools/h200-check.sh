@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a CUDA machine with torch installed (the H200: torch 2.11, CUDA 13; no network needed):
-# builds mxi_torch against that torch with mxi's CUDA backend (sm_90a) and the bench library,
+# builds mxi_torch against that torch with mxi's CUDA backend (sm_90a) and the bench's C++ side,
 # then runs the op tests on the CPU and the GPU (torch.compile, opcheck, CUDA graphs included),
 # the example on the GPU in every cache layout and on the CPU, and the host-overhead bench.
 # Every step runs; the last lines list the ones that failed. Usage:
