@@ -10,6 +10,7 @@
 
 #include "tensor_args.hpp"
 #if MXI_TORCH_CUDA
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
@@ -19,8 +20,9 @@ double cpp_indexer_loop(const at::Tensor& q_values, const at::Tensor& q_scales,
                         const at::Tensor& weights, const at::Tensor& kv_cache,
                         const at::Tensor& query_start_loc, const at::Tensor& seq_lens,
                         const at::Tensor& block_table, const at::Tensor& topk_indices,
-                        const at::Tensor& error_word, const at::Tensor& workspace, int64_t topk,
-                        int64_t max_model_len, c10::optional<int64_t> block_size,
+                        const at::Tensor& error_word,
+                        [[maybe_unused]] const at::Tensor& workspace,  // CUDA only
+                        int64_t topk, int64_t max_model_len, c10::optional<int64_t> block_size,
                         const std::string& layout, int64_t iterations) {
   using namespace mxi_torch;
   const indexer_tensors t{q_values,    q_scales,    weights,       kv_cache,   query_start_loc,
@@ -43,6 +45,42 @@ double cpp_indexer_loop(const at::Tensor& q_values, const at::Tensor& q_scales,
   }
   const auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < iterations; ++i) throw_if_failed(mxi::run_indexer(a, exec));
+  const std::chrono::duration<double, std::micro> spent = std::chrono::steady_clock::now() - start;
+  return spent.count() / static_cast<double>(iterations);
+}
+
+// The op's own host work before the call, without the call: reading the tensors as mxi's
+// arguments (every rule checked) and sizing the workspace, then, on CUDA, the device guard and the
+// current stream. With the two loops around it, this splits the op's cost over the C++ call into
+// its own work and the dispatcher's.
+double cpp_op_parts_loop(const at::Tensor& q_values, const at::Tensor& q_scales,
+                         const at::Tensor& weights, const at::Tensor& kv_cache,
+                         const at::Tensor& query_start_loc, const at::Tensor& seq_lens,
+                         const at::Tensor& block_table, const at::Tensor& topk_indices,
+                         const at::Tensor& error_word, int64_t topk, int64_t max_model_len,
+                         c10::optional<int64_t> block_size, const std::string& layout,
+                         bool device_part, int64_t iterations) {
+  using namespace mxi_torch;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iterations; ++i) {
+    if (device_part) {
+#if MXI_TORCH_CUDA
+      const c10::cuda::CUDAGuard guard(kv_cache.device());
+      (void)c10::cuda::getCurrentCUDAStream(kv_cache.device().index()).stream();
+#endif
+      continue;
+    }
+    const indexer_tensors t{q_values,    q_scales,    weights,       kv_cache,   query_start_loc,
+                            seq_lens,    block_table, topk_indices,  error_word, block_size,
+                            layout,      1,           max_model_len, topk,       false,
+                            false};
+    const mxi::indexer_args a =
+        indexer_args_of(t, c10::nullopt, false, c10::nullopt, 8, pointers::real);
+    error_word_of(error_word, kv_cache, pointers::real);
+    size_t bytes = 0;
+    throw_if_failed(mxi::workspace_bytes(
+        a, kv_cache.is_cuda() ? mxi::backend::gpu : mxi::backend::cpu, bytes));
+  }
   const std::chrono::duration<double, std::micro> spent = std::chrono::steady_clock::now() - start;
   return spent.count() / static_cast<double>(iterations);
 }
@@ -83,6 +121,12 @@ TORCH_LIBRARY(mxi_bench, m) {
       "Tensor(b!) error_word, Tensor(c!) workspace, int topk, int max_model_len, int? block_size, "
       "str layout, int iterations) -> float",
       &cpp_indexer_loop);
+  m.def(
+      "cpp_op_parts_loop(Tensor q_values, Tensor q_scales, Tensor weights, Tensor kv_cache, "
+      "Tensor query_start_loc, Tensor seq_lens, Tensor block_table, Tensor topk_indices, "
+      "Tensor error_word, int topk, int max_model_len, int? block_size, str layout, "
+      "bool device_part, int iterations) -> float",
+      &cpp_op_parts_loop);
   m.def(
       "cpp_op_loop(Tensor q_values, Tensor q_scales, Tensor weights, Tensor kv_cache, "
       "Tensor query_start_loc, Tensor seq_lens, Tensor block_table, Tensor(a!) topk_indices, "
