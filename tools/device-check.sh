@@ -34,7 +34,8 @@
 #                     CUDA is present
 #   memcheck-1, -2    memcheck over the suites and the top-k example
 #   racecheck-1 .. -5 racecheck over wave ops, reliability and the example; logits; the reliability
-#                     suite's concurrency cases; the indexer suite's random problems; its other cases
+#                     suite's concurrency cases (its two-GPU case skips with one GPU); the indexer
+#                     suite's random problems; its other cases
 #   racecheck-topk-1 .. -9
 #                     racecheck over the top-k suite, split by test name: the cluster cases one
 #                     k (or a few small ones) a part
@@ -133,7 +134,10 @@ steps_of() {
       [ $b = n ] && echo "n|racecheck|examples/kernels/example_own_scores_topk||"
       ;;
     racecheck-2 | racecheck-wave64-2) echo "$b|racecheck|tests/test_${s}_logits|$large|" ;;
-    racecheck-3 | racecheck-wave64-3) echo "$b|racecheck|$rel|[concurrency]$large|" ;;
+    racecheck-3 | racecheck-wave64-3)
+      echo "$b|racecheck|$rel|[concurrency]$large~[multi-gpu]|"
+      echo "$b|racecheck|$rel|[multi-gpu]|skip-ok"  # skips (exit 4) with one GPU
+      ;;
     racecheck-4 | racecheck-wave64-4) echo "$b|racecheck|tests/test_${s}_indexer|\"gpu entry *\"|" ;;
     racecheck-5 | racecheck-wave64-5)
       echo "$b|racecheck|tests/test_${s}_indexer|$large~\"gpu entry *\"|"
