@@ -36,10 +36,10 @@
 #   racecheck-1 .. -5 racecheck over wave ops, reliability and the example; logits; the reliability
 #                     suite's concurrency cases (its two-GPU case skips with one GPU); the indexer
 #                     suite's random problems; its other cases
-#   racecheck-topk-1 .. -9
-#                     racecheck over the top-k suite, split by test name: the cluster cases one
-#                     k (or a few small ones) a part
-#   wave64, memcheck-wave64-1, -2, racecheck-wave64-1 .. -5, racecheck-wave64-topk-1 .. -9,
+#   racecheck-topk-1 .. -13
+#                     racecheck over the top-k suite, split by test name: a cluster case (one
+#                     k) a part
+#   wave64, memcheck-wave64-1, -2, racecheck-wave64-1 .. -5, racecheck-wave64-topk-1 .. -13,
 #   synccheck-wave64  the same over the wave64 binaries; synccheck over wave ops and logits
 #
 # Each step prints one line as it ends (PASS, FAIL, SKIP or TIMEOUT, seconds, the Catch2 and
@@ -70,8 +70,12 @@ large='~[large]'
 topk_specs=(
   "\"gpu top-k: *\"~[large]"
   "\"gpu score_key: *\",\"gpu candidates: *\""
-  "\"gpu top-k clusters k 1: *\",\"gpu top-k clusters k 2: *\",\"gpu top-k clusters k 37: *\""
-  "\"gpu top-k clusters k 512: *\",\"gpu top-k cluster ties k 1: *\",\"gpu top-k cluster ties k 100: *\""
+  "\"gpu top-k clusters k 1: *\""
+  "\"gpu top-k clusters k 2: *\""
+  "\"gpu top-k clusters k 37: *\""
+  "\"gpu top-k clusters k 512: *\""
+  "\"gpu top-k cluster ties k 1: *\""
+  "\"gpu top-k cluster ties k 100: *\""
   "\"gpu top-k clusters k 2048: *\""
   "\"gpu top-k clusters k 4095: *\""
   "\"gpu top-k clusters k 4096: *\""
