@@ -3,7 +3,6 @@
 // caller buffers, so a fake call has nothing to produce (torch.compile traces through them).
 #include <ATen/Parallel.h>
 #include <torch/library.h>
-#include <torch/version.h>
 
 #include "op_bodies.hpp"
 
@@ -94,11 +93,3 @@ TORCH_LIBRARY_IMPL(mxi, Meta, m) {
   m.impl("write_k_cache", &mxi_torch::write_k_cache_meta);
   m.impl("quantize_q", &mxi_torch::quantize_q_meta);
 }
-
-#if TORCH_VERSION_MAJOR < 2
-// Torch 1.x has no autograd fallthrough for meta tensors; the ops have no gradient anywhere.
-TORCH_LIBRARY_IMPL(mxi, AutogradMeta, m) {
-  for (const char* op : {"indexer", "candidate_indexer", "write_k_cache", "quantize_q"})
-    m.impl(op, torch::CppFunction::makeFallthrough());
-}
-#endif

@@ -56,3 +56,10 @@ TORCH_LIBRARY(mxi, m) {
   // The bits of an error word in words ("" for none).
   m.def("describe_device_errors(int word) -> str", &describe_device_errors);
 }
+
+// The ops have no gradient on any device: their autograd keys fall through to the kernels. Left
+// to torch 2's own autograd fallback, every call would box each argument to look for gradients.
+TORCH_LIBRARY_IMPL(mxi, Autograd, m) {
+  for (const char* op : {"indexer", "candidate_indexer", "write_k_cache", "quantize_q"})
+    m.impl(op, torch::CppFunction::makeFallthrough());
+}
