@@ -47,8 +47,10 @@
 # steps, seconds. A step that does not finish within the command's budget (--budget SECONDS,
 # default 570; 0: none) is stopped and counted as failed, so the summary is always printed. Logs
 # go to ${OUT:-.}/device-check/<part>/; where OUT is set (the GPU machine's output folder) they are
-# packed into $OUT/device-check.tar.gz at the end. Exit status: 0 when every step passed, 1
-# otherwise, 2 on a bad command line.
+# packed into $OUT/device-check.tar.gz at the end. --jobs N runs up to N parts side by side (each
+# a run of this script with the budget left when it starts, its console in <part>.console.txt;
+# the sanitizers' parts share the GPU well, the benches must not share it). Exit status: 0 when
+# every step passed, 1 otherwise, 2 on a bad command line.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)  # the source tree; BUILD, W64 and DIR are as given
 
@@ -197,7 +199,7 @@ list_parts() {
 }
 
 # ---- the command line -------------------------------------------------------------------------
-mode=run stage='' budget=570 parts=() builds=()
+mode=run stage='' budget=570 jobs=1 parts=() builds=()
 while [ $# -gt 0 ]; do
   case $1 in
     -h | --help) usage ;;
@@ -206,6 +208,8 @@ while [ $# -gt 0 ]; do
     --stage) mode=build; stage=${2:?--stage needs a folder}; shift ;;
     --budget) budget=${2:?--budget needs seconds}; shift
       [[ $budget =~ ^[0-9]+$ ]] || die "--budget must be whole seconds, got '$budget'" ;;
+    --jobs) jobs=${2:?--jobs needs a count}; shift
+      [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs must be a count >= 1, got '$jobs'" ;;
     --part) [ $# -ge 2 ] || die "--part needs a name"
       for name in ${2//,/ }; do
         expanded=$(expand "$name") || exit 2
@@ -337,7 +341,9 @@ fi
 [ -n "$normal_dir" ] || die "name the build: tools/device-check.sh BUILD [W64] --part PART"
 [ $needs_w = 0 ] || [ -n "$w64_dir" ] ||
   die "the wave64 parts need the wave64 build: tools/device-check.sh BUILD W64 --part ..."
-out=${OUT:-.}/device-check
+# A side-by-side run's parts (DEVICE_CHECK_LOGS set) write into its folder and leave the summary
+# file and the packing to it.
+out=${DEVICE_CHECK_LOGS:-${OUT:-.}/device-check}
 mkdir -p "$out" || exit 1
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem \
   --format=csv,noheader
@@ -348,6 +354,51 @@ fi
 gpus=$(nvidia-smi -L | grep -c '^GPU')
 export LD_LIBRARY_PATH="$normal_dir/bench:${LD_LIBRARY_PATH:-}"
 start_all=$SECONDS
+
+# Packs the logs into $OUT where it is set; a side-by-side run's parts leave it to that run.
+pack_logs() {
+  if [ -n "${DEVICE_CHECK_LOGS:-}" ]; then
+    return
+  elif [ -n "${OUT:-}" ]; then
+    tar -czf "$OUT/device-check.tar.gz" -C "$OUT" device-check && rm -rf "$out"
+    echo "logs: \$OUT/device-check.tar.gz"
+  else
+    echo "logs: $out/"
+  fi
+}
+
+# ---- side by side (--jobs N): each part a run of this script, N at a time ----------------------
+if [ "$jobs" -gt 1 ] && [ ${#parts[@]} -gt 1 ]; then
+  build_paths=()
+  for b in "${builds[@]}"; do build_paths+=("$(realpath "$b")"); done
+  running=0
+  for p in "${parts[@]}"; do
+    if [ $running -ge "$jobs" ]; then
+      wait -n
+      running=$((running - 1))
+    fi
+    left=0
+    [ "$budget" -gt 0 ] && left=$((budget - (SECONDS - start_all))) && [ $left -lt 1 ] && left=1
+    DEVICE_CHECK_LOGS=$out "$0" "${build_paths[@]}" --budget "$left" --part "$p" \
+      > "$out/$p.console.txt" 2>&1 < /dev/null &
+    running=$((running + 1))
+  done
+  wait
+  status=0
+  for p in "${parts[@]}"; do
+    printf '\n==== %s ====\n' "$p"
+    grep -E '^  (PASS|FAIL|SKIP|TIMEOUT|NOT RUN) ' "$out/$p.console.txt"
+  done
+  printf '\n==== summary, side by side ====\n'
+  for p in "${parts[@]}"; do
+    line=$(grep "^part $p: " "$out/$p.console.txt" || echo "part $p: FAIL, no summary (see $p.console.txt)")
+    [[ $line == *": PASS,"* ]] || status=1
+    echo "$line" | tee -a "$out/summary.txt"
+  done
+  pack_logs
+  exit $status
+fi
+
 declare -A part_steps part_passed part_skipped part_failed part_seconds
 
 # The last summary lines of a log: Catch2's and compute-sanitizer's.
@@ -450,7 +501,9 @@ else
   source_label=$(git -C "$root" describe --always --dirty 2> /dev/null || echo 'no git')
 fi
 printf '\n==== summary (%s) ====\n' "$source_label"
-: > "$out/summary.txt"
+summary_file=$out/summary.txt
+[ -n "${DEVICE_CHECK_LOGS:-}" ] && summary_file=/dev/null  # the side-by-side run writes it
+: > "$summary_file"
 declare -A printed
 for s in "${all_steps[@]}"; do
   part=${s%%|*}
@@ -463,12 +516,7 @@ for s in "${all_steps[@]}"; do
   [ "${part_skipped[$part]:-0}" -gt 0 ] && line+=", ${part_skipped[$part]} skipped"
   [ "$failed" -gt 0 ] && line+=", $failed failed"
   line+=", ${part_seconds[$part]:-0} s"
-  echo "$line" | tee -a "$out/summary.txt"
+  echo "$line" | tee -a "$summary_file"
 done
-if [ -n "${OUT:-}" ]; then
-  tar -czf "$OUT/device-check.tar.gz" -C "$OUT" device-check && rm -rf "$out"
-  echo "logs: \$OUT/device-check.tar.gz"
-else
-  echo "logs: $out/"
-fi
+pack_logs
 exit $status
