@@ -11,6 +11,8 @@
 #                                                         (DIR/<name of BUILD>, DIR/<name of W64>):
 #                                                         one folder to take to the GPU machine
 #   tools/device-check.sh BUILD [W64] --part P...         on the GPU machine: run the parts
+#   tools/device-check.sh BUILD [W64] --jobs N --part P...
+#                                                         the same, up to N parts side by side
 #   tools/device-check.sh --targets --part P...           the CMake targets the parts need, a
 #                                                         line a build ("BUILD: ...", "W64: ...")
 #
