@@ -98,6 +98,11 @@ def main():
         for _ in range(n):
             op(*positional, topk=k, max_model_len=max_model_len)
 
+    def op_inference(n):  # as engines serve: the autograd keys excluded from dispatch
+        with torch.inference_mode():
+            for _ in range(n):
+                op(*positional, topk=k, max_model_len=max_model_len, workspace=workspace)
+
     def engine_call(n):
         for _ in range(n):
             mxi_torch.rocm_mxfp4_sparse_attn_indexer(
@@ -112,11 +117,12 @@ def main():
                                                          "linear", device_part, n)
         return run
 
-    for f in (cpp, cpp_op, op_workspace, op_allocator, engine_call):  # warm-up
+    for f in (cpp, cpp_op, op_workspace, op_allocator, op_inference, engine_call):  # warm-up
         f(4)
     rows = [("mxi::run_indexer from C++", cpp), ("the op from C++ (dispatcher), workspace given", cpp_op),
             ("torch.ops.mxi.indexer, workspace given", op_workspace),
             ("torch.ops.mxi.indexer, caching allocator", op_allocator),
+            ("torch.ops.mxi.indexer, inference_mode", op_inference),
             ("rocm_mxfp4_sparse_attn_indexer (Python checks)", engine_call)]
     print(f"host time a call on {dev} ({torch.__version__}), {shape}, "
           f"min / median of {args.repeats} runs of {args.iterations} calls")
