@@ -357,6 +357,15 @@ gpus=$(nvidia-smi -L | grep -c '^GPU')
 export LD_LIBRARY_PATH="$normal_dir/bench:${LD_LIBRARY_PATH:-}"
 start_all=$SECONDS
 
+# What the binaries were built from, for the summary's heading.
+source_label() {
+  if [ -f "$normal_dir/built-from" ]; then
+    echo "binaries built from $(cat "$normal_dir/built-from")"
+  else
+    git -C "$root" describe --always --dirty 2> /dev/null || echo 'no git'
+  fi
+}
+
 # Packs the logs into $OUT where it is set; a side-by-side run's parts leave it to that run.
 pack_logs() {
   if [ -n "${DEVICE_CHECK_LOGS:-}" ]; then
@@ -391,7 +400,7 @@ if [ "$jobs" -gt 1 ] && [ ${#parts[@]} -gt 1 ]; then
     printf '\n==== %s ====\n' "$p"
     grep -E '^  (PASS|FAIL|SKIP|TIMEOUT|NOT RUN) ' "$out/$p.console.txt"
   done
-  printf '\n==== summary, side by side ====\n'
+  printf '\n==== summary, side by side (%s) ====\n' "$(source_label)"
   for p in "${parts[@]}"; do
     line=$(grep "^part $p: " "$out/$p.console.txt" || echo "part $p: FAIL, no summary (see $p.console.txt)")
     [[ $line == *": PASS,"* ]] || status=1
@@ -497,12 +506,7 @@ done
 [ -n "$current" ] && part_seconds[$current]=$((SECONDS - part_start))
 
 status=0
-if [ -f "$normal_dir/built-from" ]; then
-  source_label="binaries built from $(cat "$normal_dir/built-from")"
-else
-  source_label=$(git -C "$root" describe --always --dirty 2> /dev/null || echo 'no git')
-fi
-printf '\n==== summary (%s) ====\n' "$source_label"
+printf '\n==== summary (%s) ====\n' "$(source_label)"
 summary_file=$out/summary.txt
 [ -n "${DEVICE_CHECK_LOGS:-}" ] && summary_file=/dev/null  # the side-by-side run writes it
 : > "$summary_file"
