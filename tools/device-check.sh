@@ -51,7 +51,7 @@
 # go to ${OUT:-.}/device-check/<part>/; where OUT is set (the GPU machine's output folder) they are
 # packed into $OUT/device-check.tar.gz at the end. --jobs N runs up to N parts side by side (each
 # a run of this script with the budget left when it starts, its console in <part>.console.txt;
-# the sanitizers' parts share the GPU well, the benches must not share it). Exit status: 0 when
+# the sanitizers' parts can share the GPU, the benches must not). Exit status: 0 when
 # every step passed, 1 otherwise, 2 on a bad command line.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)  # the source tree; BUILD, W64 and DIR are as given
